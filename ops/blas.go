@@ -1,0 +1,39 @@
+package ops
+
+import (
+	"gonum.org/v1/gonum/blas"
+	G "gorgonia.org/gorgonia"
+)
+
+// gemm computes c = alpha*op(a)*op(b) + beta*c with the BLAS Gorgonia uses
+// (pure Go by default, OpenBLAS under the openblas build tag), so the fused
+// ops speed up with the same switch as Gorgonia's own matmuls. op(a) is m×k,
+// op(b) k×n, c m×n, all row-major with leading dimensions lda, ldb, ldc: a
+// head of a [b,t,h,d] tensor is a matrix with leading dimension h*d.
+func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if transA {
+		ta = blas.Trans
+	}
+	if transB {
+		tb = blas.Trans
+	}
+	if k == 0 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		return
+	}
+	switch cc := any(c).(type) {
+	case []float32:
+		G.WhichBLAS().Sgemm(ta, tb, m, n, k, float32(alpha), any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), cc, ldc)
+	case []float64:
+		G.WhichBLAS().Dgemm(ta, tb, m, n, k, float64(alpha), any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), cc, ldc)
+	}
+}

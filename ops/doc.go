@@ -1,0 +1,2 @@
+// Package ops holds the framework's Gorgonia operations.
+package ops

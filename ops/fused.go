@@ -1,0 +1,258 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// kernel is the whole computation of one fused op: its forward pass and the
+// gradient of every differentiable input, each in a single call, in float32 or
+// float64. The op wrappers below turn a kernel into a Gorgonia Op whose
+// SymDiff adds one backward node (all gradients at once, packed) and one cheap
+// unpack node per differentiable input.
+//
+// Buffers are flat, row-major and of one element type: every `any` below is
+// either []float32 or []float64, the same for all of them in one call.
+type kernel interface {
+	// name names the op in graphs, error messages and hashes.
+	name() string
+	// attrs prints every attribute that changes the result; it is part of the
+	// op's hash, so two ops with different attributes are never merged.
+	attrs() string
+	// inShapes are the input shapes the op was built for; outShape its output.
+	inShapes() []tensor.Shape
+	outShape() tensor.Shape
+	// diffWRT says which inputs receive a gradient.
+	diffWRT() []bool
+	// forward writes the output into out (zeroed, len = outShape volume).
+	forward(in []any, out any) error
+	// backward writes d(sum(out*dOut))/d(in[i]) into dIn[i] (zeroed, nil for
+	// inputs that are not differentiable). out is the forward's output.
+	backward(in []any, out, dOut any, dIn []any) error
+}
+
+// apply puts k into the graph of the given inputs, after checking that the
+// nodes' dtypes agree.
+func apply(k kernel, inputs ...*G.Node) (*G.Node, error) {
+	if len(inputs) != len(k.inShapes()) {
+		return nil, errors.Errorf("%s: %d inputs given, %d expected", k.name(), len(inputs), len(k.inShapes()))
+	}
+	dt := inputs[0].Dtype()
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, errors.Errorf("%s: dtype %v is not supported (float32 or float64)", k.name(), dt)
+	}
+	for i, n := range inputs {
+		if n.Dtype() != dt {
+			return nil, errors.Errorf("%s: input %d (%s) is %v, input 0 is %v", k.name(), i, n.Name(), n.Dtype(), dt)
+		}
+	}
+	out, err := G.ApplyOp(fusedOp{k}, inputs...)
+	return out, errors.Wrapf(err, "%s", k.name())
+}
+
+// nodeShapes returns the shapes of nodes, cloned.
+func nodeShapes(ns ...*G.Node) []tensor.Shape {
+	s := make([]tensor.Shape, len(ns))
+	for i, n := range ns {
+		s[i] = n.Shape().Clone()
+	}
+	return s
+}
+
+// typeOf is the Gorgonia type of a value of the given shape: a scalar is the
+// dtype variable itself, anything else a tensor of that rank.
+func typeOf(s tensor.Shape, a hm.TypeVariable) hm.Type {
+	if s.IsScalar() {
+		return a
+	}
+	return G.TensorType{Dims: s.Dims(), Of: a}
+}
+
+func hashOf(w func(hash.Hash)) uint32 {
+	h := fnv.New32a()
+	w(h)
+	return h.Sum32()
+}
+
+// fusedOp is the forward op of a kernel.
+type fusedOp struct{ k kernel }
+
+func (op fusedOp) Arity() int { return len(op.k.inShapes()) }
+
+func (op fusedOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, 0, op.Arity()+1)
+	for _, s := range op.k.inShapes() {
+		ts = append(ts, typeOf(s, a))
+	}
+	ts = append(ts, typeOf(op.k.outShape(), a))
+	return hm.NewFnType(ts...)
+}
+
+func (op fusedOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	want := op.k.inShapes()
+	for i, ds := range in {
+		s, ok := ds.(tensor.Shape)
+		if ok && i < len(want) && !s.Eq(want[i]) {
+			return nil, errors.Errorf("%s: input %d has shape %v, the op was built for %v", op.k.name(), i, s, want[i])
+		}
+	}
+	return op.k.outShape().Clone(), nil
+}
+
+func (op fusedOp) Do(vals ...G.Value) (G.Value, error) {
+	in, dt, err := buffersOf(op.k, vals)
+	if err != nil {
+		return nil, err
+	}
+	out := newBuffer(dt, op.k.outShape().TotalSize())
+	if err := op.k.forward(in, out); err != nil {
+		return nil, errors.Wrapf(err, "%s forward", op.k.name())
+	}
+	return valueOf(out, op.k.outShape()), nil
+}
+
+func (op fusedOp) ReturnsPtr() bool     { return false }
+func (op fusedOp) CallsExtern() bool    { return false }
+func (op fusedOp) OverwritesInput() int { return -1 }
+func (op fusedOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s{%s}%v", op.k.name(), op.k.attrs(), op.k.inShapes())
+}
+func (op fusedOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
+func (op fusedOp) String() string   { return fmt.Sprintf("%s{%s}", op.k.name(), op.k.attrs()) }
+
+func (op fusedOp) DiffWRT(n int) []bool { return op.k.diffWRT() }
+
+// SymDiff adds the backward node and one unpack node per differentiable input.
+func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	diff := op.k.diffWRT()
+	children := append(append(G.Nodes{}, inputs...), output, grad)
+	packed, err := G.ApplyOp(fusedDiffOp{op.k}, children...)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s backward", op.k.name())
+	}
+	res := make(G.Nodes, len(inputs))
+	off := 0
+	for i, s := range op.k.inShapes() {
+		if !diff[i] {
+			continue
+		}
+		if res[i], err = G.ApplyOp(unpackOp{of: op.k.name(), index: i, offset: off, shape: s.Clone()}, packed); err != nil {
+			return nil, errors.Wrapf(err, "%s backward: gradient of input %d", op.k.name(), i)
+		}
+		off += s.TotalSize()
+	}
+	return res, nil
+}
+
+// packedSize is the length of the backward op's output: the sizes of the
+// differentiable inputs, one after the other.
+func packedSize(k kernel) int {
+	n := 0
+	for i, s := range k.inShapes() {
+		if k.diffWRT()[i] {
+			n += s.TotalSize()
+		}
+	}
+	return n
+}
+
+// fusedDiffOp computes every gradient of a kernel in one call, packed in a vector.
+type fusedDiffOp struct{ k kernel }
+
+func (op fusedDiffOp) Arity() int { return len(op.k.inShapes()) + 2 }
+
+func (op fusedDiffOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, 0, op.Arity()+1)
+	for _, s := range op.k.inShapes() {
+		ts = append(ts, typeOf(s, a))
+	}
+	o := typeOf(op.k.outShape(), a)
+	ts = append(ts, o, o, G.TensorType{Dims: 1, Of: a})
+	return hm.NewFnType(ts...)
+}
+
+func (op fusedDiffOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{packedSize(op.k)}, nil
+}
+
+func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
+	n := len(op.k.inShapes())
+	in, dt, err := buffersOf(op.k, vals[:n])
+	if err != nil {
+		return nil, err
+	}
+	out, err := bufferOf(vals[n], dt)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s backward: forward output", op.k.name())
+	}
+	dOut, err := bufferOf(vals[n+1], dt)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s backward: upstream gradient", op.k.name())
+	}
+	packed := newBuffer(dt, packedSize(op.k))
+	dIn := make([]any, n)
+	off := 0
+	for i, s := range op.k.inShapes() {
+		if op.k.diffWRT()[i] {
+			dIn[i] = sliceBuffer(packed, off, off+s.TotalSize())
+			off += s.TotalSize()
+		}
+	}
+	if err := op.k.backward(in, out, dOut, dIn); err != nil {
+		return nil, errors.Wrapf(err, "%s backward", op.k.name())
+	}
+	return valueOf(packed, tensor.Shape{packedSize(op.k)}), nil
+}
+
+func (op fusedDiffOp) ReturnsPtr() bool     { return false }
+func (op fusedDiffOp) CallsExtern() bool    { return false }
+func (op fusedDiffOp) OverwritesInput() int { return -1 }
+func (op fusedDiffOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%sDiff{%s}%v", op.k.name(), op.k.attrs(), op.k.inShapes())
+}
+func (op fusedDiffOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
+func (op fusedDiffOp) String() string   { return fmt.Sprintf("%sDiff{%s}", op.k.name(), op.k.attrs()) }
+
+// unpackOp copies the gradient of one input out of a fusedDiffOp's packed vector.
+type unpackOp struct {
+	of     string
+	index  int
+	offset int
+	shape  tensor.Shape
+}
+
+func (op unpackOp) Arity() int { return 1 }
+func (op unpackOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 1, Of: a}, typeOf(op.shape, a))
+}
+func (op unpackOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape.Clone(), nil }
+func (op unpackOp) Do(vals ...G.Value) (G.Value, error) {
+	src := vals[0].Data()
+	n := op.shape.TotalSize()
+	switch s := src.(type) {
+	case []float32:
+		return valueOf(append([]float32(nil), s[op.offset:op.offset+n]...), op.shape), nil
+	case []float64:
+		return valueOf(append([]float64(nil), s[op.offset:op.offset+n]...), op.shape), nil
+	}
+	return nil, errors.Errorf("%s gradient %d: unsupported packed data %T", op.of, op.index, src)
+}
+func (op unpackOp) ReturnsPtr() bool     { return false }
+func (op unpackOp) CallsExtern() bool    { return false }
+func (op unpackOp) OverwritesInput() int { return -1 }
+func (op unpackOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "unpack{%s,%d,%d,%v}", op.of, op.index, op.offset, op.shape)
+}
+func (op unpackOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
+func (op unpackOp) String() string {
+	return fmt.Sprintf("unpack{%s grad %d}", op.of, op.index)
+}
