@@ -36,17 +36,23 @@ func parallelFor(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// parallelRanges splits [0, n) into contiguous ranges, one per worker, and
-// calls fn(worker, lo, hi) for each; it returns the number of workers used,
-// so that callers can keep one accumulator per worker and sum them after.
-func parallelRanges(n int, fn func(worker, lo, hi int)) int {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > n {
-		workers = n
+// workerCount is the number of workers parallelRanges uses for n items.
+func workerCount(n int) int {
+	w := runtime.GOMAXPROCS(0)
+	if w > n {
+		w = n
 	}
-	if workers < 1 {
-		workers = 1
+	if w < 1 {
+		w = 1
 	}
+	return w
+}
+
+// parallelRanges splits [0, n) into workerCount(n) contiguous ranges and calls
+// fn(worker, lo, hi) for each on its own goroutine, so that callers can keep
+// one accumulator per worker and sum them after.
+func parallelRanges(n int, fn func(worker, lo, hi int)) {
+	workers := workerCount(n)
 	var wg sync.WaitGroup
 	wg.Add(workers)
 	for w := 0; w < workers; w++ {
@@ -57,5 +63,4 @@ func parallelRanges(n int, fn func(worker, lo, hi int)) int {
 		}(w, lo, hi)
 	}
 	wg.Wait()
-	return workers
 }

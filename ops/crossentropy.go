@@ -1,0 +1,165 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Reduction says how CrossEntropy combines the per-token losses.
+type Reduction string
+
+const (
+	// ReduceMean averages over the tokens whose target is not ignored.
+	ReduceMean Reduction = "mean"
+	// ReduceSum adds them.
+	ReduceSum Reduction = "sum"
+)
+
+// CrossEntropy is the fused, numerically stable language-model loss
+// -log softmax(logits)[target] = logsumexp(logits) - logits[target], reduced
+// over tokens (SPEC §2). logits are [..., V]; targets [...] hold class
+// indices stored as floats (the graph's dtype). A negative target marks a
+// position to ignore (MQAR labels only the queries, SPEC §6); with
+// ReduceMean the mean is over the labelled positions. Targets get no gradient.
+// It replaces Gorgonia's Log(SoftMax(x)), whose stabilisation rewrites the
+// softmax in place (gorgonia issue #569).
+func CrossEntropy(logits, targets *G.Node, red Reduction) (*G.Node, error) {
+	ls, ts := logits.Shape(), targets.Shape()
+	if ls.Dims() < 1 || ts.Dims() != ls.Dims()-1 || !ts.Eq(ls[:ls.Dims()-1]) {
+		return nil, errors.Errorf("cross_entropy: targets %v must be logits %v without the last (vocabulary) axis", ts, ls)
+	}
+	if red != ReduceMean && red != ReduceSum {
+		return nil, errors.Errorf("cross_entropy: reduction %q is not one of %q, %q", red, ReduceMean, ReduceSum)
+	}
+	return apply(crossEntropyKernel{red: red, logits: ls.Clone(), targets: ts.Clone()}, logits, targets)
+}
+
+type crossEntropyKernel struct {
+	red             Reduction
+	logits, targets tensor.Shape
+}
+
+func (k crossEntropyKernel) name() string  { return "cross_entropy" }
+func (k crossEntropyKernel) attrs() string { return fmt.Sprintf("reduction=%s", k.red) }
+func (k crossEntropyKernel) inShapes() []tensor.Shape {
+	return []tensor.Shape{k.logits, k.targets}
+}
+func (k crossEntropyKernel) outShape() tensor.Shape { return tensor.ScalarShape() }
+func (k crossEntropyKernel) diffWRT() []bool        { return []bool{true, false} }
+
+func (k crossEntropyKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		return crossEntropyForward(y, as[float32](in), k)
+	case []float64:
+		return crossEntropyForward(y, as[float64](in), k)
+	}
+	return nil
+}
+
+func (k crossEntropyKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch dy := dOut.(type) {
+	case []float32:
+		return crossEntropyBackward(dIn[0].([]float32), dy[0], as[float32](in), k)
+	case []float64:
+		return crossEntropyBackward(dIn[0].([]float64), dy[0], as[float64](in), k)
+	}
+	return nil
+}
+
+// target reads token i's class, or -1 when it is ignored.
+func target[T floats](targets []T, i, vocab int) (int, error) {
+	f := float64(targets[i])
+	if f < 0 {
+		return -1, nil
+	}
+	c := int(f)
+	if float64(c) != f || c >= vocab {
+		return 0, errors.Errorf("target %d is %v: not a class index in [0, %d) (negative to ignore)", i, f, vocab)
+	}
+	return c, nil
+}
+
+// labelled counts the tokens that are not ignored (the mean's denominator).
+func (k crossEntropyKernel) denominator(targets []float64) float64 {
+	if k.red == ReduceSum {
+		return 1
+	}
+	n := 0
+	for _, t := range targets {
+		if t >= 0 {
+			n++
+		}
+	}
+	return math.Max(float64(n), 1)
+}
+
+func toF64[T floats](x []T) []float64 {
+	r := make([]float64, len(x))
+	for i, v := range x {
+		r[i] = float64(v)
+	}
+	return r
+}
+
+func logSumExp[T floats](row []T) float64 {
+	m := math.Inf(-1)
+	for _, v := range row {
+		m = math.Max(m, float64(v))
+	}
+	var s float64
+	for _, v := range row {
+		s += math.Exp(float64(v) - m)
+	}
+	return m + math.Log(s)
+}
+
+func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error {
+	logits, targets := in[0], in[1]
+	V := k.logits[k.logits.Dims()-1]
+	var total float64
+	for i := range targets {
+		c, err := target(targets, i, V)
+		if err != nil {
+			return err
+		}
+		if c < 0 {
+			continue
+		}
+		row := logits[i*V : (i+1)*V]
+		total += logSumExp(row) - float64(row[c])
+	}
+	y[0] = T(total / k.denominator(toF64(targets)))
+	return nil
+}
+
+// crossEntropyBackward: d/dlogits = g * (softmax - onehot(target)) / N.
+func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel) error {
+	logits, targets := in[0], in[1]
+	V := k.logits[k.logits.Dims()-1]
+	scale := float64(g) / k.denominator(toF64(targets))
+	for i := range targets {
+		if _, err := target(targets, i, V); err != nil {
+			return err
+		}
+	}
+	parallelRanges(len(targets), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			c, _ := target(targets, i, V)
+			if c < 0 {
+				continue
+			}
+			row, drow := logits[i*V:(i+1)*V], dx[i*V:(i+1)*V]
+			lse := logSumExp(row)
+			for j, v := range row {
+				drow[j] = T(math.Exp(float64(v)-lse) * scale)
+			}
+			drow[c] -= T(scale)
+		}
+	})
+	return nil
+}
