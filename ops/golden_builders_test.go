@@ -31,3 +31,13 @@ func init() {
 		return Conv1DCausal(in["x"], in["w"], in["bias"])
 	}
 }
+
+func init() {
+	goldenBuilders["ssd"] = func(in map[string]*G.Node, a attrReader) (*G.Node, error) {
+		chunk, err := a.int("chunk_len", 0)
+		if err != nil {
+			return nil, err
+		}
+		return SSD(SSDInputs{X: in["x"], DT: in["dt"], A: in["A"], B: in["B"], C: in["C"], D: in["D"], H0: in["H0"]}, chunk)
+	}
+}

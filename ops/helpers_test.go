@@ -1,0 +1,63 @@
+package ops
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// randData draws n values with gen (N(0,1) when nil).
+func randData(r *rand.Rand, n int, gen func(*rand.Rand) float64) []float64 {
+	if gen == nil {
+		gen = normal
+	}
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = gen(r)
+	}
+	return d
+}
+
+// tensorNode makes a float64 input node holding data.
+func tensorNode(g *G.ExprGraph, name string, data []float64, shape ...int) *G.Node {
+	if data == nil {
+		return nil
+	}
+	v := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
+	return G.NewTensor(g, tensor.Float64, len(shape), G.WithName(name), G.WithValue(v))
+}
+
+// evaluate runs the graph and returns the float64 data of each node.
+func evaluate(t *testing.T, g *G.ExprGraph, nodes ...*G.Node) [][]float64 {
+	t.Helper()
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatalf("run: %+v", err)
+	}
+	r := make([][]float64, len(nodes))
+	for i, n := range nodes {
+		r[i] = append([]float64(nil), n.Value().Data().([]float64)...)
+	}
+	return r
+}
+
+// assertClose fails when got and want differ by more than atol+rtol*|want|
+// anywhere, or when got holds a NaN or an Inf.
+func assertClose(t *testing.T, what string, got, want []float64, rtol, atol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.IsNaN(got[i]) || math.IsInf(got[i], 0) {
+			t.Fatalf("%s[%d] = %v", what, i, got[i])
+		}
+		if d := math.Abs(got[i] - want[i]); d > atol+rtol*math.Abs(want[i]) {
+			t.Fatalf("%s[%d] = %.15g, want %.15g (diff %.3g)", what, i, got[i], want[i], d)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SSDInputs are the tensors of the state-space-duality scan (Wonderful
+// Matrices listing 3; Mamba2's SSD): x [b,t,h,p], dt [b,t,h] (already
+// positive), A [h] (negative), B, C [b,t,h,n], optional D [h] (the skip term)
+// and optional H0 [b,h,p,n], the state before the first token (nil = zeros).
+type SSDInputs struct {
+	X, DT, A, B, C *G.Node
+	D, H0          *G.Node
+}
+
+// SSD computes y [b,t,h,p] of the recurrence
+//
+//	H_s = exp(dt_s*A) * H_{s-1} + (dt_s*x_s) ⊗ B_s,   y_s = H_s · C_s + D*x_s
+//
+// (H is [p,n] per head, H_{-1} = H0 or 0) by the chunked algorithm of listing 3
+// of Wonderful Matrices: an intra-chunk quadratic part G∘L (L the stable segment
+// sum of dt*A, never exp(-cumsum) alone) and inter-chunk state passing. Any t
+// works: the last chunk is shorter (the listing pads it, which is the same).
+// Every input, H0 included, is differentiable.
+func SSD(in SSDInputs, chunkLen int) (*G.Node, error) { return ssdApply(in, chunkLen, ssdOutY) }
+
+// SSDFinalState computes the state H after the last token, [b,h,p,n], by the
+// same chunked scan; decoding continues from it with SSDStep. It is
+// differentiable like SSD.
+func SSDFinalState(in SSDInputs, chunkLen int) (*G.Node, error) {
+	return ssdApply(in, chunkLen, ssdOutState)
+}
+
+// SSDStep advances the recurrence by the tokens of in (usually one) from the
+// state in.H0 and returns their outputs and the new state: constant memory
+// per token for decoding (SPEC §2).
+func SSDStep(in SSDInputs) (y, state *G.Node, err error) {
+	if in.H0 == nil {
+		return nil, nil, errors.New("ssd step: H0, the state to advance, is nil")
+	}
+	t := in.X.Shape()[1]
+	if y, err = ssdApply(in, t, ssdOutY); err != nil {
+		return nil, nil, err
+	}
+	state, err = ssdApply(in, t, ssdOutState)
+	return y, state, err
+}
+
+type ssdOutput int
+
+const (
+	ssdOutY ssdOutput = iota
+	ssdOutState
+)
+
+func ssdApply(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
+	if in.X == nil || in.DT == nil || in.A == nil || in.B == nil || in.C == nil {
+		return nil, errors.New("ssd: x, dt, A, B and C are required")
+	}
+	xs := in.X.Shape()
+	if xs.Dims() != 4 {
+		return nil, errors.Errorf("ssd: x must be [b,t,h,p], got %v", xs)
+	}
+	b, t, h, p := xs[0], xs[1], xs[2], xs[3]
+	bs := in.B.Shape()
+	if bs.Dims() != 4 || bs[0] != b || bs[1] != t || bs[2] != h {
+		return nil, errors.Errorf("ssd: B must be [b,t,h,n] = [%d,%d,%d,n], got %v", b, t, h, bs)
+	}
+	n := bs[3]
+	k := ssdKernel{b: b, t: t, h: h, p: p, n: n, chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil, out: out}
+	if chunkLen < 1 {
+		return nil, errors.Errorf("ssd: chunk_len must be >= 1, got %d", chunkLen)
+	}
+	nodes := []*G.Node{in.X, in.DT, in.A, in.B, in.C}
+	if in.D != nil {
+		nodes = append(nodes, in.D)
+	}
+	if in.H0 != nil {
+		nodes = append(nodes, in.H0)
+	}
+	names := []string{"x", "dt", "A", "B", "C", "D", "H0"}
+	if !k.hasD {
+		names = append(names[:5], "H0")
+	}
+	for i, s := range k.inShapes() {
+		if !nodes[i].Shape().Eq(s) {
+			return nil, errors.Errorf("ssd: %s must be %v for x %v and B %v, got %v", names[i], s, xs, bs, nodes[i].Shape())
+		}
+	}
+	return apply(k, nodes...)
+}
+
+// ssdKernel is the fused chunked SSD scan and its backward pass.
+type ssdKernel struct {
+	b, t, h, p, n int
+	chunk         int
+	hasD, hasH0   bool
+	out           ssdOutput
+}
+
+func (k ssdKernel) name() string { return "ssd" }
+func (k ssdKernel) attrs() string {
+	return fmt.Sprintf("chunk=%d,D=%v,H0=%v,out=%d", k.chunk, k.hasD, k.hasH0, k.out)
+}
+func (k ssdKernel) inShapes() []tensor.Shape {
+	s := []tensor.Shape{{k.b, k.t, k.h, k.p}, {k.b, k.t, k.h}, {k.h}, {k.b, k.t, k.h, k.n}, {k.b, k.t, k.h, k.n}}
+	if k.hasD {
+		s = append(s, tensor.Shape{k.h})
+	}
+	if k.hasH0 {
+		s = append(s, tensor.Shape{k.b, k.h, k.p, k.n})
+	}
+	return s
+}
+func (k ssdKernel) outShape() tensor.Shape {
+	if k.out == ssdOutState {
+		return tensor.Shape{k.b, k.h, k.p, k.n}
+	}
+	return tensor.Shape{k.b, k.t, k.h, k.p}
+}
+func (k ssdKernel) diffWRT() []bool {
+	d := make([]bool, len(k.inShapes()))
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// ssdArgs names the kernel's inputs (D and H0 nil when absent).
+type ssdArgs[T floats] struct{ x, dt, A, B, C, D, H0 []T }
+
+func (k ssdKernel) args32(in []any) ssdArgs[float32] { return ssdUnpack(k, as[float32](in)) }
+func (k ssdKernel) args64(in []any) ssdArgs[float64] { return ssdUnpack(k, as[float64](in)) }
+
+func ssdUnpack[T floats](k ssdKernel, in [][]T) ssdArgs[T] {
+	a := ssdArgs[T]{x: in[0], dt: in[1], A: in[2], B: in[3], C: in[4]}
+	i := 5
+	if k.hasD {
+		a.D = in[i]
+		i++
+	}
+	if k.hasH0 {
+		a.H0 = in[i]
+	}
+	return a
+}
+
+func (k ssdKernel) forward(in []any, out any) error {
+	switch o := out.(type) {
+	case []float32:
+		ssdForward(k, k.args32(in), o)
+	case []float64:
+		ssdForward(k, k.args64(in), o)
+	}
+	return nil
+}
+
+func (k ssdKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch g := dOut.(type) {
+	case []float32:
+		ssdBackward(k, k.args32(in), g, ssdUnpack(k, as[float32](dIn)))
+	case []float64:
+		ssdBackward(k, k.args64(in), g, ssdUnpack(k, as[float64](dIn)))
+	}
+	return nil
+}

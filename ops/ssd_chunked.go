@@ -1,0 +1,296 @@
+package ops
+
+import "math"
+
+// ssdChunk is the per-(batch, head) scratch of one chunk of the scan. All
+// matrices are row-major; L <= chunk is the chunk's length.
+type ssdChunk[T floats] struct {
+	cum  []float64 // [L]   cumulative sum of dt*A inside the chunk
+	U    []T       // [L,p] dt_j * x_j
+	Gm   []T       // [L,L] C B^T, then masked to M = G ∘ exp(segsum)
+	tmp  []T       // [L,p] C H^T (state read-out before decay)
+	W    []T       // [L,p] exp(cum_last - cum_j) * U_j
+	Yc   []T       // [L,p]
+	seg  []T       // [L,L] exp(cum_i - cum_j), i >= j
+	dG   []T       // [L,L]
+	dU   []T       // [L,p]
+	dY   []T       // [L,p]
+	dW   []T       // [L,p]
+	dcum []float64 // [L]
+}
+
+func newSSDChunk[T floats](chunk, p int) *ssdChunk[T] {
+	return &ssdChunk[T]{
+		cum: make([]float64, chunk), U: make([]T, chunk*p), Gm: make([]T, chunk*chunk),
+		tmp: make([]T, chunk*p), W: make([]T, chunk*p), Yc: make([]T, chunk*p),
+		seg: make([]T, chunk*chunk), dG: make([]T, chunk*chunk), dU: make([]T, chunk*p),
+		dY: make([]T, chunk*p), dW: make([]T, chunk*p), dcum: make([]float64, chunk),
+	}
+}
+
+// ssdView locates one (batch, head) inside the [b,t,h,*] tensors.
+type ssdView struct {
+	k          ssdKernel
+	bi, hh     int
+	ldx, ldbc  int // leading dimensions: h*p and h*n
+	xo, bo, do int // offsets of token 0 in x, in B/C and in dt
+}
+
+func (k ssdKernel) view(bh int) ssdView {
+	bi, hh := bh/k.h, bh%k.h
+	return ssdView{k: k, bi: bi, hh: hh, ldx: k.h * k.p, ldbc: k.h * k.n,
+		xo: bi*k.t*k.h*k.p + hh*k.p, bo: bi*k.t*k.h*k.n + hh*k.n, do: bi*k.t*k.h + hh}
+}
+
+// prepare fills cum, U, W and, when withG, the masked G of the chunk starting
+// at token s0 with L tokens. It returns exp(cum_last), the chunk's decay.
+func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG bool) float64 {
+	k := v.k
+	A := float64(a.A[v.hh])
+	// 1. cumulative decay inside the chunk, in float64 (listing 3's A_cumsum)
+	var acc float64
+	for i := 0; i < L; i++ {
+		acc += float64(a.dt[v.do+(s0+i)*k.h]) * A
+		c.cum[i] = acc
+	}
+	last := c.cum[L-1]
+	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing 3)
+	for i := 0; i < L; i++ {
+		d := a.dt[v.do+(s0+i)*k.h]
+		xr := a.x[v.xo+(s0+i)*v.ldx:]
+		w := T(math.Exp(last - c.cum[i]))
+		for j := 0; j < k.p; j++ {
+			u := d * xr[j]
+			c.U[i*k.p+j] = u
+			c.W[i*k.p+j] = w * u
+		}
+	}
+	if withG {
+		// 3. G = C B^T, then M = G ∘ exp(segsum): the stable segment sum
+		// exp(cum_i - cum_j) is formed from the difference, never from
+		// exp(cum_i)*exp(-cum_j), so strong decay cannot overflow.
+		gemm(false, true, L, L, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, a.B[v.bo+s0*v.ldbc:], v.ldbc, 0, c.Gm, L)
+		for i := 0; i < L; i++ {
+			for j := 0; j < L; j++ {
+				if j > i {
+					c.seg[i*L+j] = 0
+					c.Gm[i*L+j] = 0
+					continue
+				}
+				e := T(math.Exp(c.cum[i] - c.cum[j]))
+				c.seg[i*L+j] = e
+				c.Gm[i*L+j] *= e
+			}
+		}
+	}
+	return math.Exp(last)
+}
+
+// advance moves the state across the chunk: H = E*H + W^T B.
+func advance[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, E float64) {
+	for i := range H {
+		H[i] *= T(E)
+	}
+	gemm(true, false, v.k.p, v.k.n, L, 1, c.W, v.k.p, a.B[v.bo+s0*v.ldbc:], v.ldbc, 1, H, v.k.n)
+}
+
+func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
+	parallelFor(k.b*k.h, func(bh int) {
+		v := k.view(bh)
+		c := newSSDChunk[T](k.chunk, k.p)
+		H := make([]T, k.p*k.n)
+		if a.H0 != nil {
+			copy(H, a.H0[bh*k.p*k.n:])
+		}
+		for s0 := 0; s0 < k.t; s0 += k.chunk {
+			L := min(k.chunk, k.t-s0)
+			E := prepare(v, a, c, s0, L, k.out == ssdOutY)
+			if k.out == ssdOutY {
+				ssdChunkOutput(v, a, c, H, s0, L, out)
+			}
+			advance(v, a, c, H, s0, L, E)
+		}
+		if k.out == ssdOutState {
+			copy(out[bh*k.p*k.n:(bh+1)*k.p*k.n], H)
+		}
+	})
+}
+
+// ssdChunkOutput writes y for the chunk: Y = M U (diagonal block) +
+// exp(cum_i) C_i H^T (state from earlier chunks) + D x.
+func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, out []T) {
+	k := v.k
+	gemm(false, false, L, k.p, L, 1, c.Gm, L, c.U, k.p, 0, c.Yc, k.p)
+	gemm(false, true, L, k.p, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, H, k.n, 0, c.tmp, k.p)
+	for i := 0; i < L; i++ {
+		e := T(math.Exp(c.cum[i]))
+		yr := out[v.xo+(s0+i)*v.ldx : v.xo+(s0+i)*v.ldx+k.p]
+		xr := a.x[v.xo+(s0+i)*v.ldx:]
+		for j := range yr {
+			yv := c.Yc[i*k.p+j] + e*c.tmp[i*k.p+j]
+			if a.D != nil {
+				yv += a.D[v.hh] * xr[j]
+			}
+			yr[j] = yv
+		}
+	}
+}
+
+// ssdBackward computes every gradient of the scan in one reverse pass over the
+// chunks. g is dL/dy ([b,t,h,p]) or dL/dH_final ([b,h,p,n]) as k.out says.
+//
+// Per chunk, with U_j = dt_j x_j, cum the in-chunk cumsum of dt*A,
+// seg_ij = exp(cum_i - cum_j), e_i = exp(cum_i), w_j = exp(cum_L - cum_j),
+// E = exp(cum_L):
+//
+//	Y_i    = Σ_{j<=i} (C_i·B_j) seg_ij U_j + e_i H C_i + D x_i
+//	H_next = E H + Σ_j w_j U_j ⊗ B_j
+//
+// The reverse pass starts from dH_next, adds the terms of both lines to dU,
+// dB, dC, dD and to dcum (each exp's derivative is itself), turns dcum into
+// d(dt*A) by a reverse cumsum, and hands dH (E dH_next + Σ e_i dY_i ⊗ C_i) to
+// the previous chunk; what is left after the first chunk is dH0.
+func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
+	nChunks := (k.t + k.chunk - 1) / k.chunk
+	dAparts := make([]float64, k.b*k.h)
+	dDparts := make([]float64, k.b*k.h)
+	parallelFor(k.b*k.h, func(bh int) {
+		v := k.view(bh)
+		c := newSSDChunk[T](k.chunk, k.p)
+		pn := k.p * k.n
+		// Forward again, keeping the state entering every chunk.
+		states := make([]T, (nChunks+1)*pn)
+		if a.H0 != nil {
+			copy(states, a.H0[bh*pn:(bh+1)*pn])
+		}
+		for ci := 0; ci < nChunks; ci++ {
+			s0 := ci * k.chunk
+			L := min(k.chunk, k.t-s0)
+			copy(states[(ci+1)*pn:(ci+2)*pn], states[ci*pn:(ci+1)*pn])
+			E := prepare(v, a, c, s0, L, false)
+			advance(v, a, c, states[(ci+1)*pn:(ci+2)*pn], s0, L, E)
+		}
+		dH := make([]T, pn) // dL/d(state leaving the current chunk)
+		if k.out == ssdOutState {
+			copy(dH, g[bh*pn:(bh+1)*pn])
+		}
+		dHin := make([]T, pn)
+		A := float64(a.A[v.hh])
+		var dA, dD float64
+		for ci := nChunks - 1; ci >= 0; ci-- {
+			s0 := ci * k.chunk
+			L := min(k.chunk, k.t-s0)
+			H := states[ci*pn : (ci+1)*pn]
+			E := prepare(v, a, c, s0, L, k.out == ssdOutY)
+			Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
+			for i := range c.dcum[:L] {
+				c.dcum[i] = 0
+			}
+			// State passing: H_next = E*H + W^T B.
+			for i := range dHin {
+				dHin[i] = T(E) * dH[i]
+			}
+			var dE float64
+			for i := range dH {
+				dE += float64(dH[i]) * float64(H[i])
+			}
+			c.dcum[L-1] += dE * E
+			// dW = B dH^T; dB += W dH; dU += w*dW; dw_j = dW_j·U_j
+			gemm(false, true, L, k.p, k.n, 1, Bc, v.ldbc, dH, k.n, 0, c.dW, k.p)
+			gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.ldbc)
+			for j := 0; j < L; j++ {
+				w := math.Exp(c.cum[L-1] - c.cum[j])
+				var dw float64
+				for q := 0; q < k.p; q++ {
+					dw += float64(c.dW[j*k.p+q]) * float64(c.U[j*k.p+q])
+					c.dU[j*k.p+q] = T(w) * c.dW[j*k.p+q]
+				}
+				c.dcum[L-1] += dw * w
+				c.dcum[j] -= dw * w
+			}
+			if k.out == ssdOutY {
+				ssdChunkOutputBackward(v, a, d, c, g, H, dHin, s0, L, &dD)
+			}
+			// cum_i = Σ_{r<=i} dt_r A, so da_r = Σ_{i>=r} dcum_i.
+			var da float64
+			for r := L - 1; r >= 0; r-- {
+				da += c.dcum[r]
+				dto := v.do + (s0+r)*k.h
+				dtv := float64(a.dt[dto])
+				xr := a.x[v.xo+(s0+r)*v.ldx:]
+				dxr := d.x[v.xo+(s0+r)*v.ldx:]
+				// U = dt*x: dx += dt*dU, ddt += dU·x
+				var ddt float64
+				for q := 0; q < k.p; q++ {
+					ddt += float64(c.dU[r*k.p+q]) * float64(xr[q])
+					dxr[q] += T(dtv) * c.dU[r*k.p+q]
+				}
+				d.dt[dto] += T(ddt + da*A)
+				dA += da * dtv
+			}
+			dH, dHin = dHin, dH
+		}
+		if d.H0 != nil {
+			copy(d.H0[bh*pn:(bh+1)*pn], dH)
+		}
+		dAparts[bh], dDparts[bh] = dA, dD
+	})
+	for bh := range dAparts {
+		d.A[bh%k.h] += T(dAparts[bh])
+		if d.D != nil {
+			d.D[bh%k.h] += T(dDparts[bh])
+		}
+	}
+}
+
+// ssdChunkOutputBackward adds the gradients of the chunk's output
+// Y_i = Σ_{j<=i} G_ij seg_ij U_j + e_i H C_i + D x_i, given dY from g.
+// It accumulates into dU (which it expects to hold the state-passing part),
+// dcum, dB, dC, dx, dHin (the state entering the chunk) and *dD.
+func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, dD *float64) {
+	k := v.k
+	Cc, Bc := a.C[v.bo+s0*v.ldbc:], a.B[v.bo+s0*v.ldbc:]
+	dCc, dBc := d.C[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
+	for i := 0; i < L; i++ {
+		gr := g[v.xo+(s0+i)*v.ldx:]
+		xr := a.x[v.xo+(s0+i)*v.ldx:]
+		dxr := d.x[v.xo+(s0+i)*v.ldx:]
+		for q := 0; q < k.p; q++ {
+			c.dY[i*k.p+q] = gr[q]
+			if a.D != nil {
+				*dD += float64(gr[q]) * float64(xr[q])
+				dxr[q] += a.D[v.hh] * gr[q]
+			}
+		}
+	}
+	// Diagonal block. Q = dY U^T; dG = seg∘Q; dU += M^T dY; R = G∘dG feeds dcum.
+	gemm(false, true, L, L, k.p, 1, c.dY, k.p, c.U, k.p, 0, c.dG, L)
+	gemm(true, false, L, k.p, L, 1, c.Gm, L, c.dY, k.p, 1, c.dU, k.p)
+	for i := 0; i < L; i++ {
+		for j := 0; j <= i; j++ {
+			q := c.dG[i*L+j]
+			r := float64(c.Gm[i*L+j]) * float64(q) // G*seg*Q
+			c.dcum[i] += r
+			c.dcum[j] -= r
+			c.dG[i*L+j] = q * c.seg[i*L+j]
+		}
+		for j := i + 1; j < L; j++ {
+			c.dG[i*L+j] = 0
+		}
+	}
+	gemm(false, false, L, k.n, L, 1, c.dG, L, Bc, v.ldbc, 1, dCc, v.ldbc)
+	gemm(true, false, L, k.n, L, 1, c.dG, L, Cc, v.ldbc, 1, dBc, v.ldbc)
+	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
+	gemm(false, true, L, k.p, k.n, 1, Cc, v.ldbc, H, k.n, 0, c.tmp, k.p)
+	for i := 0; i < L; i++ {
+		e := math.Exp(c.cum[i])
+		var de float64
+		for q := 0; q < k.p; q++ {
+			de += float64(c.dY[i*k.p+q]) * float64(c.tmp[i*k.p+q])
+			c.dY[i*k.p+q] *= T(e)
+		}
+		c.dcum[i] += de * e
+	}
+	gemm(true, false, k.p, k.n, L, 1, c.dY, k.p, Cc, v.ldbc, 1, dHin, k.n)
+	gemm(false, false, L, k.n, k.p, 1, c.dY, k.p, H, k.n, 1, dCc, v.ldbc)
+}
