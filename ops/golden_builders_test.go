@@ -41,3 +41,29 @@ func init() {
 		return SSD(SSDInputs{X: in["x"], DT: in["dt"], A: in["A"], B: in["B"], C: in["C"], D: in["D"], H0: in["H0"]}, chunk)
 	}
 }
+
+func init() {
+	goldenBuilders["attention"] = func(in map[string]*G.Node, a attrReader) (*G.Node, error) {
+		cfg := AttentionConfig{Mask: MaskNone}
+		dm, err := a.bool("dynamic_mask")
+		if err != nil {
+			return nil, err
+		}
+		kind, err := a.string("mask_kind", string(MaskPaper))
+		if err != nil {
+			return nil, err
+		}
+		var mask *G.Node
+		if dm {
+			cfg.Mask = MaskKind(kind)
+			mask = in["dyn"]
+			if cfg.Mask == MaskDoge {
+				mask = in["bias"]
+			}
+		}
+		if cfg.LogNTrainLen, err = a.int("logn_train_len", 0); err != nil {
+			return nil, err
+		}
+		return Attention(in["q"], in["k"], in["v"], mask, cfg)
+	}
+}

@@ -1,0 +1,285 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// MaskKind selects the dynamic attention mask (Wonderful Matrices §3.2).
+type MaskKind string
+
+const (
+	// MaskNone is plain causal attention.
+	MaskNone MaskKind = "none"
+	// MaskPaper is eq. 4 of Wonderful Matrices, M = L ∘ A: the causal softmax
+	// probabilities are multiplied per key position by a learnable
+	// l [h, max_position] (initialised to ones). Listing 6 instead feeds
+	// attention_mask*dynamic_mask into masked_fill(... == 0), which gives l no
+	// gradient; the framework follows the equation, so l learns (SPEC §2).
+	MaskPaper MaskKind = "paper"
+	// MaskDoge is the authors' later, input-dependent form (the Doge code): an
+	// additive per-key bias [b, t, h], exp(A_h * softplus(dt_proj(v))), added to
+	// the scores of key j before the softmax. The layer computes the bias.
+	MaskDoge MaskKind = "doge"
+)
+
+// MaskKinds lists the valid mask kinds, for error messages and flags.
+var MaskKinds = []MaskKind{MaskNone, MaskPaper, MaskDoge}
+
+// AttentionConfig holds the attributes of Attention.
+type AttentionConfig struct {
+	// Mask is the dynamic mask kind; "" means MaskNone.
+	Mask MaskKind
+	// LogNTrainLen turns on the log-n scaling of TransXSSM appendix A for the
+	// queries (see LogN) when > 0: the training length.
+	LogNTrainLen int
+}
+
+// Attention is causal scaled dot-product attention over q [b,tq,h,d],
+// k [b,tk,h_kv,d], v [b,tk,h_kv,dv] (h_kv divides h: grouped-query attention):
+//
+//	A = softmax(q k^T / sqrt(d) + causal),  y = M v,  M = A (or A ∘ l)
+//
+// Queries are the last tq positions of the tk keys (tq = tk in training,
+// tq = 1 when decoding from a KV cache), so query i sees keys j <= tk-tq+i.
+// mask is l [h, max_position] for MaskPaper (max_position >= tk), the bias
+// [b,tk,h] for MaskDoge, nil for MaskNone. It runs fused per (batch, head),
+// one goroutine each, without materialising [b,h,t,t] in the graph.
+func Attention(q, k, v, mask *G.Node, cfg AttentionConfig) (*G.Node, error) {
+	if cfg.Mask == "" {
+		cfg.Mask = MaskNone
+	}
+	qs, ks, vs := q.Shape(), k.Shape(), v.Shape()
+	if qs.Dims() != 4 || ks.Dims() != 4 || vs.Dims() != 4 {
+		return nil, errors.Errorf("attention: q, k, v must be [b,t,h,d]; got %v, %v, %v", qs, ks, vs)
+	}
+	kn := attnKernel{b: qs[0], tq: qs[1], tk: ks[1], h: qs[2], hk: ks[2], d: qs[3], dv: vs[3], mask: cfg.Mask}
+	switch {
+	case ks[0] != kn.b || vs[0] != kn.b || vs[1] != kn.tk || vs[2] != kn.hk:
+		return nil, errors.Errorf("attention: k %v and v %v disagree with q %v on batch, keys or kv heads", ks, vs, qs)
+	case ks[3] != kn.d:
+		return nil, errors.Errorf("attention: k's head dim %d differs from q's %d", ks[3], kn.d)
+	case kn.hk < 1 || kn.h%kn.hk != 0:
+		return nil, errors.Errorf("attention: kv heads %d must divide query heads %d", kn.hk, kn.h)
+	case kn.tq > kn.tk:
+		return nil, errors.Errorf("attention: %d queries but only %d keys", kn.tq, kn.tk)
+	case cfg.LogNTrainLen < 0:
+		return nil, errors.Errorf("attention: LogNTrainLen must be >= 0, got %d", cfg.LogNTrainLen)
+	}
+	inputs := []*G.Node{q, k, v}
+	switch cfg.Mask {
+	case MaskNone:
+		if mask != nil {
+			return nil, errors.New("attention: a mask tensor was given but the mask kind is none")
+		}
+	case MaskPaper:
+		if mask == nil || mask.Shape().Dims() != 2 || mask.Shape()[0] != kn.h || mask.Shape()[1] < kn.tk {
+			return nil, errors.Errorf("attention: the paper mask must be l [h=%d, max_position>=%d], got %v", kn.h, kn.tk, shapeOf(mask))
+		}
+		kn.maxPos = mask.Shape()[1]
+		inputs = append(inputs, mask)
+	case MaskDoge:
+		if mask == nil || !mask.Shape().Eq(tensor.Shape{kn.b, kn.tk, kn.h}) {
+			return nil, errors.Errorf("attention: the doge mask must be a bias [b,tk,h]=[%d,%d,%d], got %v", kn.b, kn.tk, kn.h, shapeOf(mask))
+		}
+		inputs = append(inputs, mask)
+	default:
+		return nil, errors.Errorf("attention: unknown mask kind %q (valid: %v)", cfg.Mask, MaskKinds)
+	}
+	if cfg.LogNTrainLen > 0 {
+		var err error
+		if inputs[0], err = LogN(q, cfg.LogNTrainLen, kn.tk-kn.tq); err != nil {
+			return nil, err
+		}
+	}
+	return apply(kn, inputs...)
+}
+
+func shapeOf(n *G.Node) any {
+	if n == nil {
+		return "nil"
+	}
+	return n.Shape()
+}
+
+type attnKernel struct {
+	b, tq, tk, h, hk, d, dv int
+	mask                    MaskKind
+	maxPos                  int
+}
+
+func (k attnKernel) name() string { return "attention" }
+func (k attnKernel) attrs() string {
+	return fmt.Sprintf("mask=%s,maxpos=%d,hkv=%d", k.mask, k.maxPos, k.hk)
+}
+func (k attnKernel) inShapes() []tensor.Shape {
+	s := []tensor.Shape{{k.b, k.tq, k.h, k.d}, {k.b, k.tk, k.hk, k.d}, {k.b, k.tk, k.hk, k.dv}}
+	switch k.mask {
+	case MaskPaper:
+		s = append(s, tensor.Shape{k.h, k.maxPos})
+	case MaskDoge:
+		s = append(s, tensor.Shape{k.b, k.tk, k.h})
+	}
+	return s
+}
+func (k attnKernel) outShape() tensor.Shape { return tensor.Shape{k.b, k.tq, k.h, k.dv} }
+func (k attnKernel) diffWRT() []bool {
+	d := make([]bool, len(k.inShapes()))
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+func (k attnKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		attnForward(k, as[float32](in), y)
+	case []float64:
+		attnForward(k, as[float64](in), y)
+	}
+	return nil
+}
+
+func (k attnKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch g := dOut.(type) {
+	case []float32:
+		attnBackward(k, as[float32](in), g, as[float32](dIn))
+	case []float64:
+		attnBackward(k, as[float64](in), g, as[float64](dIn))
+	}
+	return nil
+}
+
+// attnOffsets are the offsets of head hh of batch bi in q/y, k and v.
+func (k attnKernel) offsets(bi, hh int) (qo, ko, vo, yo int) {
+	kh := hh / (k.h / k.hk)
+	return bi*k.tq*k.h*k.d + hh*k.d, bi*k.tk*k.hk*k.d + kh*k.d, bi*k.tk*k.hk*k.dv + kh*k.dv, bi*k.tq*k.h*k.dv + hh*k.dv
+}
+
+// probs fills P [tq,tk] with the causal softmax of head hh of batch bi and,
+// for the paper mask, M = P ∘ l (else M = P, the same slice).
+func attnProbs[T floats](k attnKernel, in [][]T, bi, hh int, P, M []T) {
+	qo, ko, _, _ := k.offsets(bi, hh)
+	scale := 1 / math.Sqrt(float64(k.d))
+	// 1. scores S = q k^T / sqrt(d)   (tq, tk)
+	gemm(false, true, k.tq, k.tk, k.d, T(scale), in[0][qo:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, k.tk)
+	off := k.tk - k.tq
+	for i := 0; i < k.tq; i++ {
+		row := P[i*k.tk : (i+1)*k.tk]
+		last := off + i // keys 0..last are visible
+		// 2. the doge bias, then a stable softmax over the visible keys
+		if k.mask == MaskDoge {
+			for j := 0; j <= last; j++ {
+				row[j] += in[3][(bi*k.tk+j)*k.h+hh]
+			}
+		}
+		m := math.Inf(-1)
+		for _, s := range row[:last+1] {
+			m = math.Max(m, float64(s))
+		}
+		var z float64
+		for j := 0; j <= last; j++ {
+			e := math.Exp(float64(row[j]) - m)
+			row[j] = T(e)
+			z += e
+		}
+		for j := 0; j <= last; j++ {
+			row[j] = T(float64(row[j]) / z)
+		}
+		for j := last + 1; j < k.tk; j++ {
+			row[j] = 0
+		}
+		// 3. the paper's dynamic mask M = A ∘ l (eq. 4)
+		if k.mask == MaskPaper {
+			l := in[3][hh*k.maxPos:]
+			for j := 0; j < k.tk; j++ {
+				M[i*k.tk+j] = row[j] * l[j]
+			}
+		}
+	}
+}
+
+func attnForward[T floats](k attnKernel, in [][]T, y []T) {
+	parallelFor(k.b*k.h, func(bh int) {
+		bi, hh := bh/k.h, bh%k.h
+		P := make([]T, k.tq*k.tk)
+		M := P
+		if k.mask == MaskPaper {
+			M = make([]T, k.tq*k.tk)
+		}
+		attnProbs(k, in, bi, hh, P, M)
+		_, _, vo, yo := k.offsets(bi, hh)
+		// 4. y = M v   (tq, dv)
+		gemm(false, false, k.tq, k.dv, k.tk, 1, M, k.tk, in[2][vo:], k.hk*k.dv, 0, y[yo:], k.h*k.dv)
+	})
+}
+
+// attnBackward runs per (batch, kv head), so that the query heads sharing a
+// kv head add into dk and dv on one goroutine.
+func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
+	group := k.h / k.hk
+	scale := 1 / math.Sqrt(float64(k.d))
+	var dlParts [][]float64 // [b][h*tk] of the paper mask; kv heads write disjoint rows
+	if k.mask == MaskPaper {
+		dlParts = make([][]float64, k.b)
+		for bi := range dlParts {
+			dlParts[bi] = make([]float64, k.h*k.tk)
+		}
+	}
+	parallelFor(k.b*k.hk, func(bk int) {
+		bi, kh := bk/k.hk, bk%k.hk
+		P, dM := make([]T, k.tq*k.tk), make([]T, k.tq*k.tk)
+		M := P
+		if k.mask == MaskPaper {
+			M = make([]T, k.tq*k.tk)
+		}
+		for hh := kh * group; hh < (kh+1)*group; hh++ {
+			attnProbs(k, in, bi, hh, P, M)
+			qo, ko, vo, yo := k.offsets(bi, hh)
+			// dM = dy v^T; dv += M^T dy
+			gemm(false, true, k.tq, k.tk, k.dv, 1, g[yo:], k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, k.tk)
+			gemm(true, false, k.tk, k.dv, k.tq, 1, M, k.tk, g[yo:], k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
+			for i := 0; i < k.tq; i++ {
+				row, dm := P[i*k.tk:(i+1)*k.tk], dM[i*k.tk:(i+1)*k.tk]
+				if k.mask == MaskPaper {
+					// M = P ∘ l: dl += dM ∘ P, dP = dM ∘ l
+					l := in[3][hh*k.maxPos:]
+					for j := range dm {
+						dlParts[bi][hh*k.tk+j] += float64(dm[j]) * float64(row[j])
+						dm[j] *= l[j]
+					}
+				}
+				// softmax: dS = P ∘ (dP - Σ_j dP P)
+				var dot float64
+				for j := range dm {
+					dot += float64(dm[j]) * float64(row[j])
+				}
+				for j := range dm {
+					dm[j] = T(float64(row[j]) * (float64(dm[j]) - dot))
+				}
+				if k.mask == MaskDoge {
+					for j := range dm {
+						d[3][(bi*k.tk+j)*k.h+hh] += dm[j]
+					}
+				}
+			}
+			// dq = dS k / sqrt(d); dk += dS^T q / sqrt(d)
+			gemm(false, false, k.tq, k.d, k.tk, T(scale), dM, k.tk, in[1][ko:], k.hk*k.d, 1, d[0][qo:], k.h*k.d)
+			gemm(true, false, k.tk, k.d, k.tq, T(scale), dM, k.tk, in[0][qo:], k.h*k.d, 1, d[1][ko:], k.hk*k.d)
+		}
+	})
+	if k.mask == MaskPaper {
+		for _, part := range dlParts {
+			for hh := 0; hh < k.h; hh++ {
+				for j := 0; j < k.tk; j++ {
+					d[3][hh*k.maxPos+j] += T(part[hh*k.tk+j])
+				}
+			}
+		}
+	}
+}
