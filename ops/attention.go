@@ -178,22 +178,7 @@ func attnProbs[T floats](k attnKernel, in [][]T, bi, hh int, P, M []T) {
 				row[j] += in[3][(bi*k.tk+j)*k.h+hh]
 			}
 		}
-		m := math.Inf(-1)
-		for _, s := range row[:last+1] {
-			m = math.Max(m, float64(s))
-		}
-		var z float64
-		for j := 0; j <= last; j++ {
-			e := math.Exp(float64(row[j]) - m)
-			row[j] = T(e)
-			z += e
-		}
-		for j := 0; j <= last; j++ {
-			row[j] = T(float64(row[j]) / z)
-		}
-		for j := last + 1; j < k.tk; j++ {
-			row[j] = 0
-		}
+		causalSoftmax(row, last)
 		// 3. the paper's dynamic mask M = A ∘ l (eq. 4)
 		if k.mask == MaskPaper {
 			l := in[3][hh*k.maxPos:]

@@ -67,3 +67,47 @@ func init() {
 		return Attention(in["q"], in["k"], in["v"], mask, cfg)
 	}
 }
+
+func init() {
+	goldenBuilders["inner_func_value"] = func(in map[string]*G.Node, a attrReader) (*G.Node, error) {
+		k, err := a.int("k", 1)
+		if err != nil {
+			return nil, err
+		}
+		return InnerFuncValue(in["x"], in["Wq"], in["Kv"], in["E"], k)
+	}
+}
+
+func init() {
+	goldenBuilders["coca_scores"] = func(in map[string]*G.Node, a attrReader) (*G.Node, error) {
+		c := DefaultRope()
+		var err error
+		if c.Base, err = a.float("base", c.Base); err != nil {
+			return nil, err
+		}
+		if c.MaxPosition, err = a.int("max_position", 0); err != nil {
+			return nil, err
+		}
+		if c.ScalingFactor, err = a.float("scaling_factor", 1); err != nil {
+			return nil, err
+		}
+		return CocaScores(in["q"], in["t"], c)
+	}
+}
+
+func init() {
+	goldenBuilders["cdmoe"] = func(in map[string]*G.Node, a attrReader) (*G.Node, error) {
+		var cfg CDMoEConfig
+		var err error
+		if cfg.Heads, err = a.int("n_heads", 1); err != nil {
+			return nil, err
+		}
+		if cfg.K, err = a.int("k", 1); err != nil {
+			return nil, err
+		}
+		if cfg.Act, err = a.string("act", "silu"); err != nil {
+			return nil, err
+		}
+		return CDMoE(CDMoEInputs{X: in["x"], Wup: in["Wup"], Wdown: in["Wdown"], Wq: in["Wq"], Keys: in["keys"], Edown: in["Edown"], Eup: in["Eup"]}, cfg)
+	}
+}

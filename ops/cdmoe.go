@@ -1,0 +1,270 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// CDMoEInputs are the tensors of cross-domain mixture of experts (Wonderful
+// Matrices §3.3, listing 8): x [b,t,dm]; the cross-domain (shared) MLP
+// Wup [dm,dff], Wdown [dff,dm]; the product-key query projection
+// Wq [dm, heads*dret] and keys [heads, nk, 2, dret/2]; the private experts
+// Edown, Eup [nk², dm].
+type CDMoEInputs struct {
+	X, Wup, Wdown, Wq, Keys, Edown, Eup *G.Node
+}
+
+// CDMoEConfig holds the attributes of CDMoE.
+type CDMoEConfig struct {
+	// Heads is the number of retrieval heads.
+	Heads int
+	// K is the number of experts each head retrieves (k_per_head).
+	K int
+	// Act is the activation: "silu" (default), "relu" or "gelu".
+	Act string
+}
+
+// ExpertKeys returns sqrt(nExperts), the keys per product-key half, or an
+// error when nExperts is not a perfect square (SPEC §2: a configuration error).
+func ExpertKeys(nExperts int) (int, error) {
+	nk := int(math.Round(math.Sqrt(float64(nExperts))))
+	if nExperts < 1 || nk*nk != nExperts {
+		return 0, errors.Errorf("n_experts = %d is not a perfect square (product-key retrieval needs sqrt(n_experts) keys per half)", nExperts)
+	}
+	return nk, nil
+}
+
+// CDMoE is listing 8 of Wonderful Matrices with its slips fixed (SPEC §2):
+//
+//	φ = act(x Wup) Wdown                       (not gated: "we do not use a gated MLP as the cross domain")
+//	q = φ Wq as [2, heads, dret/2];  sim_p = q_p · keys[:, :, p]
+//	top-k of each half, the k² sums s_x[i]+s_y[j] with indices i_x*nk + i_y,
+//	top-k of those → scores s and experts e   [b,t,heads,k]
+//	w = act((φ · Edown[e]) * s),  y = Σ_{heads,k} w * Eup[e] + φ
+//
+// The top-k indices are not differentiable; every weight gets its gradient
+// through the selected scores, as in the listing.
+func CDMoE(in CDMoEInputs, cfg CDMoEConfig) (*G.Node, error) {
+	if cfg.Act == "" {
+		cfg.Act = "silu"
+	}
+	act, ok := activations[cfg.Act]
+	if !ok {
+		return nil, errors.Errorf("cdmoe: unknown activation %q (valid: silu, relu, gelu)", cfg.Act)
+	}
+	for name, n := range map[string]*G.Node{"x": in.X, "Wup": in.Wup, "Wdown": in.Wdown, "Wq": in.Wq, "keys": in.Keys, "Edown": in.Edown, "Eup": in.Eup} {
+		if n == nil {
+			return nil, errors.Errorf("cdmoe: input %s is nil", name)
+		}
+	}
+	xs, ks, es := in.X.Shape(), in.Keys.Shape(), in.Edown.Shape()
+	if xs.Dims() != 3 || ks.Dims() != 4 || es.Dims() != 2 || in.Wup.Shape().Dims() != 2 {
+		return nil, errors.Errorf("cdmoe: want x [b,t,dm], keys [heads,nk,2,dret/2], Edown [n_experts,dm]; got %v, %v, %v", xs, ks, es)
+	}
+	k := cdmoeKernel{b: xs[0], t: xs[1], dm: xs[2], dff: in.Wup.Shape()[1], heads: cfg.Heads, nk: ks[1], half: ks[3], topk: cfg.K, act: act}
+	if cfg.Heads < 1 || ks[0] != cfg.Heads || ks[2] != 2 {
+		return nil, errors.Errorf("cdmoe: keys %v must be [heads=%d, nk, 2, dret/2]", ks, cfg.Heads)
+	}
+	nk, err := ExpertKeys(es[0])
+	if err != nil {
+		return nil, errors.Wrap(err, "cdmoe")
+	}
+	if nk != k.nk {
+		return nil, errors.Errorf("cdmoe: %d experts need %d keys per half, keys has %d", es[0], nk, k.nk)
+	}
+	if cfg.K < 1 || cfg.K > k.nk {
+		return nil, errors.Errorf("cdmoe: k = %d must be in [1, sqrt(n_experts) = %d]", cfg.K, k.nk)
+	}
+	nodes := []*G.Node{in.X, in.Wup, in.Wdown, in.Wq, in.Keys, in.Edown, in.Eup}
+	names := []string{"x", "Wup", "Wdown", "Wq", "keys", "Edown", "Eup"}
+	for i, s := range k.inShapes() {
+		if !nodes[i].Shape().Eq(s) {
+			return nil, errors.Errorf("cdmoe: %s must be %v, got %v", names[i], s, nodes[i].Shape())
+		}
+	}
+	return apply(k, nodes...)
+}
+
+type cdmoeKernel struct {
+	b, t, dm, dff         int
+	heads, nk, half, topk int
+	act                   unaryFunc
+}
+
+func (k cdmoeKernel) name() string { return "cdmoe" }
+func (k cdmoeKernel) attrs() string {
+	return fmt.Sprintf("heads=%d,k=%d,act=%s", k.heads, k.topk, k.act.name)
+}
+func (k cdmoeKernel) qdim() int { return 2 * k.heads * k.half }
+func (k cdmoeKernel) inShapes() []tensor.Shape {
+	ne := k.nk * k.nk
+	return []tensor.Shape{{k.b, k.t, k.dm}, {k.dm, k.dff}, {k.dff, k.dm}, {k.dm, k.qdim()},
+		{k.heads, k.nk, 2, k.half}, {ne, k.dm}, {ne, k.dm}}
+}
+func (k cdmoeKernel) outShape() tensor.Shape { return tensor.Shape{k.b, k.t, k.dm} }
+func (k cdmoeKernel) diffWRT() []bool        { return []bool{true, true, true, true, true, true, true} }
+
+func (k cdmoeKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		cdmoeRun(k, as[float32](in), y, nil, nil)
+	case []float64:
+		cdmoeRun(k, as[float64](in), y, nil, nil)
+	}
+	return nil
+}
+
+func (k cdmoeKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch g := dOut.(type) {
+	case []float32:
+		cdmoeRun(k, as[float32](in), nil, g, as[float32](dIn))
+	case []float64:
+		cdmoeRun(k, as[float64](in), nil, g, as[float64](dIn))
+	}
+	return nil
+}
+
+// expertChoice is one retrieved expert of one head of one token.
+type expertChoice struct {
+	e      int     // expert index i_x*nk + i_y
+	ix, iy int     // the keys of each half
+	s      float64 // s_x[i] + s_y[j]
+}
+
+// retrieve does the product-key search of one head: sim of both halves,
+// their top-k, the k² sums and their top-k (listing 8).
+func retrieve[T floats](k cdmoeKernel, q, keys []T, hh int, sim [2][]T, idx [2][]int, sums []T, pick []int, out []expertChoice) {
+	for p := 0; p < 2; p++ {
+		qp := q[(p*k.heads+hh)*k.half:][:k.half]
+		for kk := 0; kk < k.nk; kk++ {
+			kv := keys[((hh*k.nk+kk)*2+p)*k.half:][:k.half]
+			var s T
+			for j, v := range qp {
+				s += v * kv[j]
+			}
+			sim[p][kk] = s
+		}
+		topK(idx[p], sim[p], k.topk)
+	}
+	for i := 0; i < k.topk; i++ {
+		for j := 0; j < k.topk; j++ {
+			sums[i*k.topk+j] = sim[0][idx[0][i]] + sim[1][idx[1][j]]
+		}
+	}
+	topK(pick, sums, k.topk)
+	for r, pi := range pick {
+		ix, iy := idx[0][pi/k.topk], idx[1][pi%k.topk]
+		out[r] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: float64(sums[pi])}
+	}
+}
+
+// cdmoeRun computes y (y != nil) or every gradient (g, d != nil).
+func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
+	x, Wup, Wdown, Wq, keys, Edown, Eup := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
+	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
+	// 1. the cross-domain MLP φ = act(x Wup) Wdown and the queries q = φ Wq
+	hpre := make([]T, N*dff)
+	gemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, hpre, dff)
+	hact := make([]T, N*dff)
+	mapUnary(hact, hpre, nil, k.act.f)
+	phi := make([]T, N*dm)
+	gemm(false, false, N, dm, dff, 1, hact, dff, Wdown, dm, 0, phi, dm)
+	q := make([]T, N*qd)
+	gemm(false, false, N, qd, dm, 1, phi, dm, Wq, qd, 0, q, qd)
+
+	var dphi, dq []T
+	if g != nil {
+		dphi, dq = append([]T(nil), g...), make([]T, N*qd) // y = ... + φ
+	}
+	workers := workerCount(N)
+	type accum struct{ dEdown, dEup, dkeys []T }
+	parts := make([]accum, workers)
+	parallelRanges(N, func(w, lo, hi int) {
+		sim := [2][]T{make([]T, k.nk), make([]T, k.nk)}
+		idx := [2][]int{make([]int, k.topk), make([]int, k.topk)}
+		sums, pick := make([]T, k.topk*k.topk), make([]int, k.topk)
+		chosen := make([]expertChoice, k.topk)
+		var acc accum
+		if g != nil {
+			acc = accum{make([]T, len(Edown)), make([]T, len(Eup)), make([]T, len(keys))}
+			parts[w] = acc
+		}
+		for n := lo; n < hi; n++ {
+			ph := phi[n*dm : (n+1)*dm]
+			qn := q[n*qd : (n+1)*qd]
+			if y != nil {
+				copy(y[n*dm:(n+1)*dm], ph)
+			}
+			for hh := 0; hh < k.heads; hh++ {
+				// 2. product-key retrieval of this head's experts
+				retrieve(k, qn, keys, hh, sim, idx, sums, pick, chosen)
+				for _, c := range chosen {
+					ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
+					var dot float64
+					for j, v := range ph {
+						dot += float64(v) * float64(ed[j])
+					}
+					z := dot * c.s
+					wgt := k.act.f(z)
+					if y != nil {
+						// 3. y += act((φ·Edown[e]) s) Eup[e]
+						yr := y[n*dm : (n+1)*dm]
+						for j, v := range eu {
+							yr[j] += T(wgt) * v
+						}
+						continue
+					}
+					gn := g[n*dm : (n+1)*dm]
+					var dw float64
+					for j, v := range gn {
+						dw += float64(v) * float64(eu[j])
+						acc.dEup[c.e*dm+j] += T(wgt) * v
+					}
+					dz := dw * k.act.df(z)
+					// z = (φ·Edown[e]) * s
+					for j := range ph {
+						acc.dEdown[c.e*dm+j] += T(dz*c.s) * ph[j]
+						dphi[n*dm+j] += T(dz*c.s) * ed[j]
+					}
+					ds := T(dz * dot)
+					// s = sim_0[ix] + sim_1[iy]; sim_p[kk] = q_p · keys[hh,kk,p]
+					for p, kk := range [2]int{c.ix, c.iy} {
+						qo, ko := (p*k.heads+hh)*k.half, ((hh*k.nk+kk)*2+p)*k.half
+						for j := 0; j < k.half; j++ {
+							dq[n*qd+qo+j] += ds * keys[ko+j]
+							acc.dkeys[ko+j] += ds * qn[qo+j]
+						}
+					}
+				}
+			}
+		}
+	})
+	if g == nil {
+		return
+	}
+	for _, p := range parts {
+		addInto(d[5], p.dEdown)
+		addInto(d[6], p.dEup)
+		addInto(d[4], p.dkeys)
+	}
+	// 4. back through q = φ Wq, φ = act(hpre) Wdown, hpre = x Wup
+	gemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
+	gemm(true, false, dm, qd, N, 1, phi, dm, dq, qd, 0, d[3], qd)
+	dh := make([]T, N*dff)
+	gemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
+	gemm(true, false, dff, dm, N, 1, hact, dff, dphi, dm, 0, d[2], dm)
+	mapUnary(dh, hpre, dh, k.act.df)
+	gemm(true, false, dm, dff, N, 1, x, dm, dh, dff, 0, d[1], dff)
+	gemm(false, true, N, dm, dff, 1, dh, dff, Wup, dff, 0, d[0], dm)
+}
+
+// addInto adds src to dst elementwise.
+func addInto[T floats](dst, src []T) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
