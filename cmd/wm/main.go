@@ -1,0 +1,54 @@
+// Command wm is the framework's command line. Today it answers `wm info`:
+// the build (BLAS, Go, cores) and the ops it provides. The experiment
+// commands (list, run, report, train, generate, params) come with the
+// experiments issue.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// commands are wm's subcommands with one line of help each.
+var commands = []struct{ name, help string }{
+	{"info", "print the build (BLAS, Go version, cores) and the ops it provides"},
+	{"help", "print this help"},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: wm COMMAND")
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.help)
+	}
+}
+
+// run executes one command and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "info":
+		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nGo: %s, GOMAXPROCS %d\nops:\n", ops.BLASName, runtime.Version(), runtime.GOMAXPROCS(0))
+		for _, o := range ops.Catalog {
+			fmt.Fprintf(stdout, "  %-17s %s\n", o.Name, o.What)
+		}
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "wm: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}

@@ -1,0 +1,174 @@
+package ops
+
+import (
+	"math/rand"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// benchOp times one op in float32 on random inputs: forward only, or forward
+// plus the backward of sum(y). It reports tokens/s for the given token count.
+func benchOp(b *testing.B, tokens int, inputs []fdInput, backward bool, build func(in []*G.Node) (*G.Node, error)) {
+	r := rand.New(rand.NewSource(1))
+	g := G.NewGraph()
+	nodes := make([]*G.Node, len(inputs))
+	var wrt G.Nodes
+	for i, s := range inputs {
+		n := tensor.Shape(s.shape).TotalSize()
+		gen := s.gen
+		if gen == nil {
+			gen = normal
+		}
+		data := make([]float32, n)
+		for j := range data {
+			data[j] = float32(gen(r))
+		}
+		val := tensor.New(tensor.WithShape(s.shape...), tensor.WithBacking(data))
+		nodes[i] = G.NewTensor(g, tensor.Float32, len(s.shape), G.WithName(s.name), G.WithValue(val))
+		if !s.noGrad {
+			wrt = append(wrt, nodes[i])
+		}
+	}
+	y, err := build(nodes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if backward {
+		cost := y
+		if !y.IsScalar() {
+			if cost, err = G.Sum(y); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := G.Grad(cost, wrt...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := vm.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+		vm.Reset()
+	}
+	b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// Realistic sizes (ISSUE 2): b=8, t=512; 8 heads of 32; SSD p=32, n=64.
+const (
+	benchB, benchT, benchH, benchD = 8, 512, 8, 32
+	benchModel                     = benchH * benchD
+)
+
+func benchBoth(b *testing.B, inputs []fdInput, build func(in []*G.Node) (*G.Node, error)) {
+	b.Run("fwd", func(b *testing.B) { benchOp(b, benchB*benchT, inputs, false, build) })
+	b.Run("fwdbwd", func(b *testing.B) { benchOp(b, benchB*benchT, inputs, true, build) })
+}
+
+func BenchmarkRope(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, benchH, benchD}}},
+		func(n []*G.Node) (*G.Node, error) { return Rope(n[0], DefaultRope()) })
+}
+
+func BenchmarkLogN(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, benchH, benchD}}},
+		func(n []*G.Node) (*G.Node, error) { return LogN(n[0], 256, 0) })
+}
+
+func BenchmarkSSD(b *testing.B) {
+	const p, n = 32, 64
+	benchBoth(b, []fdInput{
+		{name: "x", shape: []int{benchB, benchT, benchH, p}},
+		{name: "dt", shape: []int{benchB, benchT, benchH}, gen: uniformIn(0.001, 0.1)},
+		{name: "A", shape: []int{benchH}, gen: uniformIn(-8, -1)},
+		{name: "B", shape: []int{benchB, benchT, benchH, n}},
+		{name: "C", shape: []int{benchB, benchT, benchH, n}},
+		{name: "D", shape: []int{benchH}},
+	}, func(in []*G.Node) (*G.Node, error) {
+		return SSD(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4], D: in[5]}, 64)
+	})
+}
+
+func BenchmarkConv1DCausal(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, benchModel}}, {name: "w", shape: []int{benchModel, 4}},
+		{name: "bias", shape: []int{benchModel}}},
+		func(n []*G.Node) (*G.Node, error) { return Conv1DCausal(n[0], n[1], n[2]) })
+}
+
+func benchAttention(b *testing.B, mask MaskKind) {
+	in := []fdInput{
+		{name: "q", shape: []int{benchB, benchT, benchH, benchD}},
+		{name: "k", shape: []int{benchB, benchT, benchH, benchD}},
+		{name: "v", shape: []int{benchB, benchT, benchH, benchD}},
+	}
+	switch mask {
+	case MaskPaper:
+		in = append(in, fdInput{name: "l", shape: []int{benchH, benchT}, gen: uniformIn(0.5, 1)})
+	case MaskDoge:
+		in = append(in, fdInput{name: "bias", shape: []int{benchB, benchT, benchH}, gen: uniformIn(0, 1)})
+	}
+	benchBoth(b, in, func(n []*G.Node) (*G.Node, error) {
+		var m *G.Node
+		if len(n) > 3 {
+			m = n[3]
+		}
+		return Attention(n[0], n[1], n[2], m, AttentionConfig{Mask: mask})
+	})
+}
+
+func BenchmarkAttention(b *testing.B)          { benchAttention(b, MaskNone) }
+func BenchmarkAttentionPaperMask(b *testing.B) { benchAttention(b, MaskPaper) }
+func BenchmarkAttentionDogeMask(b *testing.B)  { benchAttention(b, MaskDoge) }
+
+func BenchmarkInnerFuncValue(b *testing.B) {
+	const nv, dret = 4, 64
+	benchBoth(b, []fdInput{
+		{name: "x", shape: []int{benchB, benchT, benchModel}}, {name: "Wq", shape: []int{benchModel, dret}},
+		{name: "Kv", shape: []int{nv, dret}}, {name: "E", shape: []int{nv, benchModel}},
+	}, func(n []*G.Node) (*G.Node, error) { return InnerFuncValue(n[0], n[1], n[2], n[3], 1) })
+}
+
+func BenchmarkCocaScores(b *testing.B) {
+	benchBoth(b, []fdInput{
+		{name: "q", shape: []int{benchB, benchT, benchH, benchD}},
+		{name: "t", shape: []int{benchB, benchT, benchH, benchD / 2}},
+	}, func(n []*G.Node) (*G.Node, error) { return CocaScores(n[0], n[1], DefaultRope()) })
+}
+
+func BenchmarkCDMoE(b *testing.B) {
+	// d_model 256, d_ff 512, 1024 experts (32 keys a half), 4 heads of k=8.
+	const dff, heads, nk, half = 512, 4, 32, 32
+	benchBoth(b, cdmoeFDInputs(benchB, benchT, benchModel, dff, heads, nk, half),
+		func(n []*G.Node) (*G.Node, error) { return cdmoeFromNodes(n, CDMoEConfig{Heads: heads, K: 8}) })
+}
+
+func BenchmarkRMSNorm(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, benchModel}}, {name: "w", shape: []int{benchModel}}},
+		func(n []*G.Node) (*G.Node, error) { return RMSNorm(n[0], n[1], DefaultRMSNormEps) })
+}
+
+func BenchmarkCrossEntropy(b *testing.B) {
+	const V = 4096
+	benchBoth(b, []fdInput{
+		{name: "logits", shape: []int{benchB, benchT, V}},
+		{name: "targets", shape: []int{benchB, benchT}, gen: func(r *rand.Rand) float64 { return float64(r.Intn(V)) }, noGrad: true},
+	}, func(n []*G.Node) (*G.Node, error) { return CrossEntropy(n[0], n[1], ReduceMean) })
+}
+
+func BenchmarkEmbedding(b *testing.B) {
+	const V = 4096
+	benchBoth(b, []fdInput{
+		{name: "table", shape: []int{V, benchModel}},
+		{name: "ids", shape: []int{benchB, benchT}, gen: func(r *rand.Rand) float64 { return float64(r.Intn(V)) }, noGrad: true},
+	}, func(n []*G.Node) (*G.Node, error) { return Embedding(n[0], n[1]) })
+}
+
+func BenchmarkSiLU(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, 4 * benchModel}}},
+		func(n []*G.Node) (*G.Node, error) { return SiLU(n[0]) })
+}

@@ -1,0 +1,25 @@
+package ops
+
+// OpInfo names one op of SPEC §2 and says what it computes.
+type OpInfo struct{ Name, What string }
+
+// Catalog lists the ops this package provides, by the names their nodes and
+// the golden cases use.
+var Catalog = []OpInfo{
+	{"rope", "rotary embedding, rotate-half, dynamic NTK, position offset (WM listing B.1)"},
+	{"logn", "log-n query scaling max(1, log(m+1)/log(L_train)) (TransXSSM app. A)"},
+	{"ssd", "chunked state-space-duality scan, final state, one-token step (WM listing 3)"},
+	{"conv1d_causal", "depthwise causal convolution over time (Mamba2)"},
+	{"attention", "causal attention; paper dynamic mask, doge bias, logn, GQA (WM eq. 4)"},
+	{"inner_func_value", "top-k inner-function value V = x ⊙ Σ E[idx] (WM eq. 3)"},
+	{"coca_scores", "collinear constrained attention scores (CoCA eq. 10)"},
+	{"causal_softmax", "softmax over visible keys, zero after"},
+	{"weighted_values", "attention probabilities applied to values"},
+	{"cdmoe", "cross-domain MoE with product-key experts (WM listing 8)"},
+	{"rmsnorm", "x / sqrt(mean(x²)+eps) * w"},
+	{"cross_entropy", "fused stable language-model loss, ignore index"},
+	{"embedding", "row gather with scatter-add gradient"},
+	{"silu", "x*sigmoid(x)"},
+	{"softplus", "log(1+e^x)"},
+	{"relu", "max(x, 0)"},
+}
