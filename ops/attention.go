@@ -161,17 +161,25 @@ func (k attnKernel) offsets(bi, hh int) (qo, ko, vo, yo int) {
 	return bi*k.tq*k.h*k.d + hh*k.d, bi*k.tk*k.hk*k.d + kh*k.d, bi*k.tk*k.hk*k.dv + kh*k.dv, bi*k.tq*k.h*k.dv + hh*k.dv
 }
 
-// probs fills P [tq,tk] with the causal softmax of head hh of batch bi and,
-// for the paper mask, M = P ∘ l (else M = P, the same slice).
-func attnProbs[T floats](k attnKernel, in [][]T, bi, hh int, P, M []T) {
+// attnBlock is the row block of queries [i0, i1) attention handles at a
+// time: it sees keys [0, kmax), so masked blocks above the diagonal cost
+// nothing, and P is (i1-i0) × kmax with leading dimension kmax.
+const attnBlock = 64
+
+func (k attnKernel) blockKeys(i1 int) int { return k.tk - k.tq + i1 }
+
+// attnProbs fills P with the causal softmax of queries [i0, i1) of head hh of
+// batch bi over keys [0, kmax) and, for the paper mask, M = P ∘ l (else M is
+// P itself).
+func attnProbs[T floats](k attnKernel, in [][]T, bi, hh, i0, i1 int, P, M []T) {
 	qo, ko, _, _ := k.offsets(bi, hh)
+	kmax := k.blockKeys(i1)
 	scale := 1 / math.Sqrt(float64(k.d))
-	// 1. scores S = q k^T / sqrt(d)   (tq, tk)
-	gemm(false, true, k.tq, k.tk, k.d, T(scale), in[0][qo:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, k.tk)
-	off := k.tk - k.tq
-	for i := 0; i < k.tq; i++ {
-		row := P[i*k.tk : (i+1)*k.tk]
-		last := off + i // keys 0..last are visible
+	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
+	gemm(false, true, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, kmax)
+	for i := i0; i < i1; i++ {
+		row := P[(i-i0)*kmax : (i-i0+1)*kmax]
+		last := k.tk - k.tq + i // keys 0..last are visible
 		// 2. the doge bias, then a stable softmax over the visible keys
 		if k.mask == MaskDoge {
 			for j := 0; j <= last; j++ {
@@ -182,8 +190,8 @@ func attnProbs[T floats](k attnKernel, in [][]T, bi, hh int, P, M []T) {
 		// 3. the paper's dynamic mask M = A ∘ l (eq. 4)
 		if k.mask == MaskPaper {
 			l := in[3][hh*k.maxPos:]
-			for j := 0; j < k.tk; j++ {
-				M[i*k.tk+j] = row[j] * l[j]
+			for j := 0; j < kmax; j++ {
+				M[(i-i0)*kmax+j] = row[j] * l[j]
 			}
 		}
 	}
@@ -192,15 +200,20 @@ func attnProbs[T floats](k attnKernel, in [][]T, bi, hh int, P, M []T) {
 func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
-		P := make([]T, k.tq*k.tk)
+		bs := min(attnBlock, k.tq)
+		P := make([]T, bs*k.tk)
 		M := P
 		if k.mask == MaskPaper {
-			M = make([]T, k.tq*k.tk)
+			M = make([]T, bs*k.tk)
 		}
-		attnProbs(k, in, bi, hh, P, M)
 		_, _, vo, yo := k.offsets(bi, hh)
-		// 4. y = M v   (tq, dv)
-		gemm(false, false, k.tq, k.dv, k.tk, 1, M, k.tk, in[2][vo:], k.hk*k.dv, 0, y[yo:], k.h*k.dv)
+		for i0 := 0; i0 < k.tq; i0 += bs {
+			i1 := min(i0+bs, k.tq)
+			kmax := k.blockKeys(i1)
+			attnProbs(k, in, bi, hh, i0, i1, P, M)
+			// 4. y = M v   (i1-i0, dv)
+			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
+		}
 	})
 }
 
@@ -218,44 +231,50 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 	}
 	parallelFor(k.b*k.hk, func(bk int) {
 		bi, kh := bk/k.hk, bk%k.hk
-		P, dM := make([]T, k.tq*k.tk), make([]T, k.tq*k.tk)
+		bs := min(attnBlock, k.tq)
+		P, dM := make([]T, bs*k.tk), make([]T, bs*k.tk)
 		M := P
 		if k.mask == MaskPaper {
-			M = make([]T, k.tq*k.tk)
+			M = make([]T, bs*k.tk)
 		}
 		for hh := kh * group; hh < (kh+1)*group; hh++ {
-			attnProbs(k, in, bi, hh, P, M)
 			qo, ko, vo, yo := k.offsets(bi, hh)
-			// dM = dy v^T; dv += M^T dy
-			gemm(false, true, k.tq, k.tk, k.dv, 1, g[yo:], k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, k.tk)
-			gemm(true, false, k.tk, k.dv, k.tq, 1, M, k.tk, g[yo:], k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
-			for i := 0; i < k.tq; i++ {
-				row, dm := P[i*k.tk:(i+1)*k.tk], dM[i*k.tk:(i+1)*k.tk]
-				if k.mask == MaskPaper {
-					// M = P ∘ l: dl += dM ∘ P, dP = dM ∘ l
-					l := in[3][hh*k.maxPos:]
+			for i0 := 0; i0 < k.tq; i0 += bs {
+				i1 := min(i0+bs, k.tq)
+				kmax, rows := k.blockKeys(i1), i1-i0
+				attnProbs(k, in, bi, hh, i0, i1, P, M)
+				gy := g[yo+i0*k.h*k.dv:]
+				// dM = dy v^T; dv += M^T dy
+				gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
+				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
+				for i := 0; i < rows; i++ {
+					row, dm := P[i*kmax:(i+1)*kmax], dM[i*kmax:(i+1)*kmax]
+					if k.mask == MaskPaper {
+						// M = P ∘ l: dl += dM ∘ P, dP = dM ∘ l
+						l := in[3][hh*k.maxPos:]
+						for j := range dm {
+							dlParts[bi][hh*k.tk+j] += float64(dm[j]) * float64(row[j])
+							dm[j] *= l[j]
+						}
+					}
+					// softmax: dS = P ∘ (dP - Σ_j dP P)
+					var dot float64
 					for j := range dm {
-						dlParts[bi][hh*k.tk+j] += float64(dm[j]) * float64(row[j])
-						dm[j] *= l[j]
+						dot += float64(dm[j]) * float64(row[j])
+					}
+					for j := range dm {
+						dm[j] = T(float64(row[j]) * (float64(dm[j]) - dot))
+					}
+					if k.mask == MaskDoge {
+						for j := range dm {
+							d[3][(bi*k.tk+j)*k.h+hh] += dm[j]
+						}
 					}
 				}
-				// softmax: dS = P ∘ (dP - Σ_j dP P)
-				var dot float64
-				for j := range dm {
-					dot += float64(dm[j]) * float64(row[j])
-				}
-				for j := range dm {
-					dm[j] = T(float64(row[j]) * (float64(dm[j]) - dot))
-				}
-				if k.mask == MaskDoge {
-					for j := range dm {
-						d[3][(bi*k.tk+j)*k.h+hh] += dm[j]
-					}
-				}
+				// dq = dS k / sqrt(d); dk += dS^T q / sqrt(d)
+				gemm(false, false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], k.hk*k.d, 1, d[0][qo+i0*k.h*k.d:], k.h*k.d)
+				gemm(true, false, kmax, k.d, rows, T(scale), dM, kmax, in[0][qo+i0*k.h*k.d:], k.h*k.d, 1, d[1][ko:], k.hk*k.d)
 			}
-			// dq = dS k / sqrt(d); dk += dS^T q / sqrt(d)
-			gemm(false, false, k.tq, k.d, k.tk, T(scale), dM, k.tk, in[1][ko:], k.hk*k.d, 1, d[0][qo:], k.h*k.d)
-			gemm(true, false, k.tk, k.d, k.tq, T(scale), dM, k.tk, in[0][qo:], k.h*k.d, 1, d[1][ko:], k.hk*k.d)
 		}
 	})
 	if k.mask == MaskPaper {

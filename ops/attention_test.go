@@ -22,6 +22,9 @@ func TestAttentionGradFD(t *testing.T) {
 		{"gqa", 1, 5, 5, 4, 2, 2, 3, MaskPaper, 0},
 		{"one token", 1, 1, 1, 1, 1, 2, 2, MaskPaper, 0},
 		{"decode from cache", 2, 2, 6, 2, 2, 4, 3, MaskDoge, 4},
+		// longer than one row block (attnBlock): several blocks, the last partial
+		{"three row blocks", 1, 2*attnBlock + 5, 2*attnBlock + 5, 1, 1, 2, 2, MaskPaper, 0},
+		{"row blocks from cache", 1, attnBlock + 3, attnBlock + 9, 2, 1, 2, 1, MaskDoge, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := []fdInput{
