@@ -107,31 +107,39 @@ func toF64[T floats](x []T) []float64 {
 }
 
 func logSumExp[T floats](row []T) float64 {
-	m := math.Inf(-1)
-	for _, v := range row {
-		m = math.Max(m, float64(v))
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
 	}
 	var s float64
 	for _, v := range row {
-		s += math.Exp(float64(v) - m)
+		s += math.Exp(float64(v - m))
 	}
-	return m + math.Log(s)
+	return float64(m) + math.Log(s)
 }
 
 func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error {
 	logits, targets := in[0], in[1]
 	V := k.logits[k.logits.Dims()-1]
-	var total float64
 	for i := range targets {
-		c, err := target(targets, i, V)
-		if err != nil {
+		if _, err := target(targets, i, V); err != nil {
 			return err
 		}
-		if c < 0 {
-			continue
+	}
+	parts := make([]float64, workerCount(len(targets)))
+	parallelRanges(len(targets), func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if c, _ := target(targets, i, V); c >= 0 {
+				row := logits[i*V : (i+1)*V]
+				parts[w] += logSumExp(row) - float64(row[c])
+			}
 		}
-		row := logits[i*V : (i+1)*V]
-		total += logSumExp(row) - float64(row[c])
+	})
+	var total float64
+	for _, p := range parts {
+		total += p
 	}
 	y[0] = T(total / k.denominator(toF64(targets)))
 	return nil
