@@ -82,24 +82,37 @@ func runGolden(t *testing.T, c *goldenCase, dt tensor.Dtype) {
 	if !ok {
 		t.Fatalf("op %q has no builder: the golden suite must know every op", c.Op)
 	}
-	out, err := build(in, attrReader{c.Attrs})
+	outs, err := build(in, attrReader{c.Attrs})
 	if err != nil {
 		t.Fatalf("building %s: %+v", c.Op, err)
 	}
-	if len(c.Outputs) != 1 {
-		t.Fatalf("case has %d outputs, the builders return one", len(c.Outputs))
+	if len(c.Outputs) == 0 {
+		t.Fatal("case has no outputs")
 	}
-	var want, up goldenTensor
-	for name, v := range c.Outputs {
-		want, up = v, c.Upstream[name]
+	// The cost is Σ over the case's outputs of sum(output * upstream).
+	var cost *G.Node
+	outNames := make([]string, 0, len(c.Outputs))
+	for name := range c.Outputs {
+		out, ok := outs[name]
+		if !ok {
+			t.Fatalf("case has output %q; the %s builder gives %v", name, c.Op, outs.names())
+		}
+		up, ok := c.Upstream[name]
+		if !ok {
+			t.Fatalf("case has no upstream gradient for output %q", name)
+		}
+		term, err := weightedSum(out, constNode(g, dt, "upstream_"+name, up))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cost == nil {
+			cost = term
+		} else if cost, err = G.Add(cost, term); err != nil {
+			t.Fatal(err)
+		}
+		outNames = append(outNames, name)
 	}
-	if up.Data == nil {
-		t.Fatalf("case has no upstream gradient for its output")
-	}
-	cost, err := weightedSum(out, constNode(g, dt, "upstream", up))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sort.Strings(outNames)
 	names := make([]string, 0, len(c.Grads))
 	wrt := make(G.Nodes, 0, len(c.Grads))
 	for name := range c.Grads {
@@ -120,7 +133,9 @@ func runGolden(t *testing.T, c *goldenCase, dt tensor.Dtype) {
 		t.Fatalf("running: %+v", err)
 	}
 	// The case's own tolerances hold in both precisions.
-	checkClose(t, "output", out.Value(), want, c.Rtol, c.Atol)
+	for _, name := range outNames {
+		checkClose(t, "output "+name, outs[name].Value(), c.Outputs[name], c.Rtol, c.Atol)
+	}
 	for i, name := range names {
 		checkClose(t, "grad "+name, grads[i].Value(), c.Grads[name], c.Rtol, c.Atol)
 	}
@@ -198,6 +213,26 @@ func checkClose(t *testing.T, what string, got G.Value, want goldenTensor, rtol,
 	}
 }
 
+// outputs are an op's outputs by the names golden cases give them.
+type outputs map[string]*G.Node
+
+func (o outputs) names() []string {
+	n := make([]string, 0, len(o))
+	for k := range o {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// one names a single-output op's result "y".
+func one(n *G.Node, err error) (outputs, error) {
+	if err != nil {
+		return nil, err
+	}
+	return outputs{"y": n}, nil
+}
+
 // attrReader reads a case's attributes with errors that name the attribute.
 type attrReader struct{ m map[string]any }
 
@@ -253,8 +288,8 @@ func input(in map[string]*G.Node, name string) (*G.Node, error) {
 }
 
 // goldenBuilders builds each op of SPEC §2 from a case's inputs and attributes.
-var goldenBuilders = map[string]func(in map[string]*G.Node, a attrReader) (*G.Node, error){
-	"rope": func(in map[string]*G.Node, a attrReader) (*G.Node, error) {
+var goldenBuilders = map[string]func(in map[string]*G.Node, a attrReader) (outputs, error){
+	"rope": func(in map[string]*G.Node, a attrReader) (outputs, error) {
 		c := DefaultRope()
 		var err error
 		if c.Base, err = a.float("base", c.Base); err != nil {
@@ -273,6 +308,6 @@ var goldenBuilders = map[string]func(in map[string]*G.Node, a attrReader) (*G.No
 		if err != nil {
 			return nil, err
 		}
-		return Rope(x, c)
+		return one(Rope(x, c))
 	},
 }

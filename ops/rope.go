@@ -105,43 +105,34 @@ func Rope(x *G.Node, c RopeConfig) (*G.Node, error) {
 }
 
 type ropeKernel struct {
-	cfg     RopeConfig
-	inverse bool
-	shape   tensor.Shape
+	cfg   RopeConfig
+	shape tensor.Shape
 }
 
-func (k ropeKernel) name() string { return "rope" }
-func (k ropeKernel) attrs() string {
-	return fmt.Sprintf("%v,inverse=%v", k.cfg, k.inverse)
-}
+func (k ropeKernel) name() string             { return "rope" }
+func (k ropeKernel) attrs() string            { return k.cfg.String() }
 func (k ropeKernel) inShapes() []tensor.Shape { return []tensor.Shape{k.shape} }
 func (k ropeKernel) outShape() tensor.Shape   { return k.shape }
 func (k ropeKernel) diffWRT() []bool          { return []bool{true} }
 
 func (k ropeKernel) forward(in []any, out any) error {
-	sign := 1.0
-	if k.inverse {
-		sign = -1
-	}
 	switch y := out.(type) {
 	case []float32:
-		ropeApply(y, in[0].([]float32), k.shape, k.cfg, sign)
+		ropeApply(y, in[0].([]float32), k.shape, k.cfg, 1)
 	case []float64:
-		ropeApply(y, in[0].([]float64), k.shape, k.cfg, sign)
+		ropeApply(y, in[0].([]float64), k.shape, k.cfg, 1)
 	}
 	return nil
 }
 
+// backward rotates the upstream gradient back: a rotation's transpose is
+// its inverse.
 func (k ropeKernel) backward(in []any, out, dOut any, dIn []any) error {
-	sign := -1.0
-	if k.inverse {
-		sign = 1
-	}
 	switch dy := dOut.(type) {
 	case []float32:
-		ropeApply(dIn[0].([]float32), dy, k.shape, k.cfg, sign)
+		ropeApply(dIn[0].([]float32), dy, k.shape, k.cfg, -1)
 	case []float64:
-		ropeApply(dIn[0].([]float64), dy, k.shape, k.cfg, sign)
+		ropeApply(dIn[0].([]float64), dy, k.shape, k.cfg, -1)
 	}
 	return nil
 }
@@ -159,5 +150,4 @@ func ropeApply[T floats](dst, x []T, s tensor.Shape, c RopeConfig, sign float64)
 			rotate(dst[o:o+d], x[o:o+d], cs, sn, sign)
 		}
 	})
-	_ = b
 }
