@@ -105,15 +105,8 @@ func init() {
 
 func init() {
 	goldenBuilders["coca_scores"] = func(in map[string]*G.Node, a attrReader) (outputs, error) {
-		c := DefaultRope()
-		var err error
-		if c.Base, err = a.float("base", c.Base); err != nil {
-			return nil, err
-		}
-		if c.MaxPosition, err = a.int("max_position", 0); err != nil {
-			return nil, err
-		}
-		if c.ScalingFactor, err = a.float("scaling_factor", 1); err != nil {
+		c, err := ropeFromAttrs(a)
+		if err != nil {
 			return nil, err
 		}
 		return one(CocaScores(in["q"], in["t"], c))

@@ -287,21 +287,28 @@ func input(in map[string]*G.Node, name string) (*G.Node, error) {
 	return n, nil
 }
 
+// ropeFromAttrs reads the RoPE attributes of rope and coca_scores cases.
+func ropeFromAttrs(a attrReader) (RopeConfig, error) {
+	c := DefaultRope()
+	var err error
+	if c.Base, err = a.float("base", c.Base); err != nil {
+		return c, err
+	}
+	if c.MaxPosition, err = a.int("max_position", 0); err != nil {
+		return c, err
+	}
+	if c.ScalingFactor, err = a.float("scaling_factor", 1); err != nil {
+		return c, err
+	}
+	c.Offset, err = a.int("offset", 0)
+	return c, err
+}
+
 // goldenBuilders builds each op of SPEC §2 from a case's inputs and attributes.
 var goldenBuilders = map[string]func(in map[string]*G.Node, a attrReader) (outputs, error){
 	"rope": func(in map[string]*G.Node, a attrReader) (outputs, error) {
-		c := DefaultRope()
-		var err error
-		if c.Base, err = a.float("base", c.Base); err != nil {
-			return nil, err
-		}
-		if c.MaxPosition, err = a.int("max_position", 0); err != nil {
-			return nil, err
-		}
-		if c.ScalingFactor, err = a.float("scaling_factor", 1); err != nil {
-			return nil, err
-		}
-		if c.Offset, err = a.int("offset", 0); err != nil {
+		c, err := ropeFromAttrs(a)
+		if err != nil {
 			return nil, err
 		}
 		x, err := input(in, "x")
@@ -310,4 +317,5 @@ var goldenBuilders = map[string]func(in map[string]*G.Node, a attrReader) (outpu
 		}
 		return one(Rope(x, c))
 	},
+
 }

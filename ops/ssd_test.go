@@ -49,6 +49,20 @@ func (c ssdCase) nodes(g *G.ExprGraph, d ssdData) SSDInputs {
 	}
 }
 
+// build adds the case's SSD output and final state to g.
+func (c ssdCase) build(t *testing.T, g *G.ExprGraph, d ssdData) (y, state *G.Node, in SSDInputs) {
+	t.Helper()
+	in = c.nodes(g, d)
+	y, err := SSD(in, c.chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state, err = SSDFinalState(in, c.chunk); err != nil {
+		t.Fatal(err)
+	}
+	return y, state, in
+}
+
 var ssdEdgeCases = []ssdCase{
 	{b: 2, t: 11, h: 3, p: 4, n: 6, chunk: 4, withD: true, dtLo: 0.01, dtHi: 0.5, aScale: 2},
 	{b: 1, t: 1, h: 1, p: 2, n: 3, chunk: 4, dtLo: 0.01, dtHi: 0.5, aScale: 2},                            // one token, one head
@@ -71,15 +85,7 @@ func TestSSDChunkedEqualsRecurrence(t *testing.T) {
 			wantY, wantH := ssdRef(c.b, c.t, c.h, c.p, c.n, d.x, d.dt, d.A, d.B, d.C, d.D, d.H0)
 
 			g := G.NewGraph()
-			in := c.nodes(g, d)
-			y, err := SSD(in, c.chunk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			H, err := SSDFinalState(in, c.chunk)
-			if err != nil {
-				t.Fatal(err)
-			}
+			y, H, _ := c.build(t, g, d)
 			got := evaluate(t, g, y, H)
 			assertClose(t, "chunked y", got[0], wantY, 1e-10, 1e-12)
 			assertClose(t, "chunked final state", got[1], wantH, 1e-10, 1e-12)
@@ -137,15 +143,7 @@ func TestSSDStrongDecayLong(t *testing.T) {
 	d := c.draw(99)
 	wantY, wantH := ssdRef(c.b, c.t, c.h, c.p, c.n, d.x, d.dt, d.A, d.B, d.C, d.D, nil)
 	g := G.NewGraph()
-	in := c.nodes(g, d)
-	y, err := SSD(in, c.chunk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	H, err := SSDFinalState(in, c.chunk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	y, H, in := c.build(t, g, d)
 	cost, err := G.Sum(y)
 	if err != nil {
 		t.Fatal(err)
