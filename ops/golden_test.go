@@ -317,5 +317,4 @@ var goldenBuilders = map[string]func(in map[string]*G.Node, a attrReader) (outpu
 		}
 		return one(Rope(x, c))
 	},
-
 }
