@@ -25,8 +25,10 @@
 //     decide stability (segment sums, log-sum-exp) run in float64.
 //   - A kernel parallelises itself (batch × heads, or token ranges) and
 //     calls gemm (blas.go) on the BLAS Gorgonia uses: gonum's pure Go by
-//     default, OpenBLAS with the openblas build tag. Results do not depend
-//     on the number of goroutines: every sum is split the same way.
+//     default, OpenBLAS with the openblas build tag.
+//   - For a given GOMAXPROCS, results repeat to the bit: work is split into
+//     fixed ranges and partial sums are added in a fixed order (a different
+//     GOMAXPROCS may round differently).
 //
 // Each op's doc comment gives its equation and the paper line it follows;
 // where the papers' listings have slips, SPEC.md rules and the comment says
