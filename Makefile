@@ -10,7 +10,7 @@ test: deps check test-purego test-openblas
 
 ## deps: Debian's OpenBLAS for the `openblas` build tag (installs it when missing)
 deps:
-	@if ! ldconfig -p | grep -q 'libopenblas\.so\b'; then \
+	@if ! dpkg -s libopenblas-dev >/dev/null 2>&1; then \
 		echo "installing libopenblas-dev"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev >/dev/null; \
