@@ -172,3 +172,31 @@ func BenchmarkSiLU(b *testing.B) {
 	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, 4 * benchModel}}},
 		func(n []*G.Node) (*G.Node, error) { return SiLU(n[0]) })
 }
+
+func BenchmarkSSDFinalState(b *testing.B) {
+	const p, n = 32, 64
+	benchBoth(b, []fdInput{
+		{name: "x", shape: []int{benchB, benchT, benchH, p}},
+		{name: "dt", shape: []int{benchB, benchT, benchH}, gen: uniformIn(0.001, 0.1)},
+		{name: "A", shape: []int{benchH}, gen: uniformIn(-8, -1)},
+		{name: "B", shape: []int{benchB, benchT, benchH, n}},
+		{name: "C", shape: []int{benchB, benchT, benchH, n}},
+	}, func(in []*G.Node) (*G.Node, error) {
+		return SSDFinalState(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4]}, 64)
+	})
+}
+
+func BenchmarkCausalSoftmax(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "s", shape: []int{benchB, benchH, benchT, benchT}}},
+		func(n []*G.Node) (*G.Node, error) { return CausalSoftmax(n[0]) })
+}
+
+func BenchmarkWeightedValues(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "P", shape: []int{benchB, benchH, benchT, benchT}}, {name: "v", shape: []int{benchB, benchT, benchH, benchD}}},
+		func(n []*G.Node) (*G.Node, error) { return WeightedValues(n[0], n[1]) })
+}
+
+func BenchmarkSoftplus(b *testing.B) {
+	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, benchH}}},
+		func(n []*G.Node) (*G.Node, error) { return Softplus(n[0]) })
+}
