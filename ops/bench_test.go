@@ -80,16 +80,24 @@ func BenchmarkLogN(b *testing.B) {
 		func(n []*G.Node) (*G.Node, error) { return LogN(n[0], 256, 0) })
 }
 
-func BenchmarkSSD(b *testing.B) {
+// ssdBenchInputs are x, dt, A, B, C (and D) with p=32, n=64.
+func ssdBenchInputs(withD bool) []fdInput {
 	const p, n = 32, 64
-	benchBoth(b, []fdInput{
+	in := []fdInput{
 		{name: "x", shape: []int{benchB, benchT, benchH, p}},
 		{name: "dt", shape: []int{benchB, benchT, benchH}, gen: uniformIn(0.001, 0.1)},
 		{name: "A", shape: []int{benchH}, gen: uniformIn(-8, -1)},
 		{name: "B", shape: []int{benchB, benchT, benchH, n}},
 		{name: "C", shape: []int{benchB, benchT, benchH, n}},
-		{name: "D", shape: []int{benchH}},
-	}, func(in []*G.Node) (*G.Node, error) {
+	}
+	if withD {
+		in = append(in, fdInput{name: "D", shape: []int{benchH}})
+	}
+	return in
+}
+
+func BenchmarkSSD(b *testing.B) {
+	benchBoth(b, ssdBenchInputs(true), func(in []*G.Node) (*G.Node, error) {
 		return SSD(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4], D: in[5]}, 64)
 	})
 }
@@ -174,14 +182,7 @@ func BenchmarkSiLU(b *testing.B) {
 }
 
 func BenchmarkSSDFinalState(b *testing.B) {
-	const p, n = 32, 64
-	benchBoth(b, []fdInput{
-		{name: "x", shape: []int{benchB, benchT, benchH, p}},
-		{name: "dt", shape: []int{benchB, benchT, benchH}, gen: uniformIn(0.001, 0.1)},
-		{name: "A", shape: []int{benchH}, gen: uniformIn(-8, -1)},
-		{name: "B", shape: []int{benchB, benchT, benchH, n}},
-		{name: "C", shape: []int{benchB, benchT, benchH, n}},
-	}, func(in []*G.Node) (*G.Node, error) {
+	benchBoth(b, ssdBenchInputs(false), func(in []*G.Node) (*G.Node, error) {
 		return SSDFinalState(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4]}, 64)
 	})
 }
