@@ -40,7 +40,14 @@ func evaluate(t *testing.T, g *G.ExprGraph, nodes ...*G.Node) [][]float64 {
 	}
 	r := make([][]float64, len(nodes))
 	for i, n := range nodes {
-		r[i] = append([]float64(nil), n.Value().Data().([]float64)...)
+		switch d := n.Value().Data().(type) {
+		case []float64:
+			r[i] = append([]float64(nil), d...)
+		case float64:
+			r[i] = []float64{d}
+		default:
+			t.Fatalf("evaluate %v: data %T, want float64", n, d)
+		}
 	}
 	return r
 }

@@ -1,0 +1,137 @@
+package ops
+
+import (
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Linear is the bias-free projection of every layer (SPEC §1: "no bias terms
+// anywhere"): x [..., din] times w [din, dout] gives y [..., dout]. It runs
+// as one fused op over the flattened rows, so a [b,t,d] activation needs no
+// reshape, and it calls gemm on the BLAS Gorgonia uses. Rows are split across
+// workers in the forward pass and dx; dw is split by output columns, so every
+// element of every result is one gemm's sum and results repeat to the bit.
+func Linear(x, w *G.Node) (*G.Node, error) {
+	xs, ws := x.Shape(), w.Shape()
+	if xs.Dims() < 1 || ws.Dims() != 2 || ws[0] != xs[xs.Dims()-1] {
+		return nil, errors.Errorf("linear: w %v must be [din, dout] with din = x's last axis (x %v)", ws, xs)
+	}
+	return apply(linearKernel{x: xs.Clone(), din: ws[0], dout: ws[1]}, x, w)
+}
+
+type linearKernel struct {
+	x         tensor.Shape
+	din, dout int
+}
+
+func (k linearKernel) name() string  { return "linear" }
+func (k linearKernel) attrs() string { return "" }
+func (k linearKernel) inShapes() []tensor.Shape {
+	return []tensor.Shape{k.x, {k.din, k.dout}}
+}
+func (k linearKernel) outShape() tensor.Shape {
+	s := k.x.Clone()
+	s[len(s)-1] = k.dout
+	return s
+}
+func (k linearKernel) diffWRT() []bool { return []bool{true, true} }
+func (k linearKernel) rows() int      { return k.x.TotalSize() / k.din }
+
+func (k linearKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		linearForward(y, as[float32](in), k)
+	case []float64:
+		linearForward(y, as[float64](in), k)
+	}
+	return nil
+}
+
+func (k linearKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch dy := dOut.(type) {
+	case []float32:
+		linearBackward(as[float32](dIn), dy, as[float32](in), k)
+	case []float64:
+		linearBackward(as[float64](dIn), dy, as[float64](in), k)
+	}
+	return nil
+}
+
+func linearForward[T floats](y []T, in [][]T, k linearKernel) {
+	x, w := in[0], in[1]
+	parallelRanges(k.rows(), func(_, lo, hi int) {
+		gemm(false, false, hi-lo, k.dout, k.din, 1, x[lo*k.din:], k.din, w, k.dout, 0, y[lo*k.dout:], k.dout)
+	})
+}
+
+func linearBackward[T floats](d [][]T, dy []T, in [][]T, k linearKernel) {
+	x, w := in[0], in[1]
+	rows := k.rows()
+	// dx = dy wᵀ, by rows.
+	parallelRanges(rows, func(_, lo, hi int) {
+		gemm(false, true, hi-lo, k.din, k.dout, 1, dy[lo*k.dout:], k.dout, w, k.dout, 0, d[0][lo*k.din:], k.din)
+	})
+	// dw = xᵀ dy, by output columns.
+	parallelRanges(k.dout, func(_, lo, hi int) {
+		gemm(true, false, k.din, hi-lo, rows, 1, x, k.din, dy[lo:], k.dout, 0, d[1][lo:], k.dout)
+	})
+}
+
+// AddBias adds b [n] to every row of x [..., n]: the dt_bias of SSD (listing
+// 4, `dt = softplus(dt_proj(x) + dt_bias)`), the one bias the spec allows.
+// Gorgonia has no implicit broadcasting (GORGONIA-NOTES), hence this op.
+func AddBias(x, b *G.Node) (*G.Node, error) {
+	xs, bs := x.Shape(), b.Shape()
+	if xs.Dims() < 1 || bs.Dims() != 1 || bs[0] != xs[xs.Dims()-1] {
+		return nil, errors.Errorf("add bias: b %v must be a vector of x's last axis (x %v)", bs, xs)
+	}
+	return apply(biasKernel{x: xs.Clone()}, x, b)
+}
+
+type biasKernel struct{ x tensor.Shape }
+
+func (k biasKernel) name() string             { return "add_bias" }
+func (k biasKernel) attrs() string            { return "" }
+func (k biasKernel) n() int                   { return k.x[len(k.x)-1] }
+func (k biasKernel) inShapes() []tensor.Shape { return []tensor.Shape{k.x, {k.n()}} }
+func (k biasKernel) outShape() tensor.Shape   { return k.x }
+func (k biasKernel) diffWRT() []bool          { return []bool{true, true} }
+
+func (k biasKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		biasForward(y, as[float32](in), k.n())
+	case []float64:
+		biasForward(y, as[float64](in), k.n())
+	}
+	return nil
+}
+
+func (k biasKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch dy := dOut.(type) {
+	case []float32:
+		biasBackward(as[float32](dIn), dy, k.n())
+	case []float64:
+		biasBackward(as[float64](dIn), dy, k.n())
+	}
+	return nil
+}
+
+func biasForward[T floats](y []T, in [][]T, n int) {
+	x, b := in[0], in[1]
+	for i := range y {
+		y[i] = x[i] + b[i%n]
+	}
+}
+
+func biasBackward[T floats](d [][]T, dy []T, n int) {
+	copy(d[0], dy)
+	for j := 0; j < n; j++ {
+		var s float64
+		for i := j; i < len(dy); i += n {
+			s += float64(dy[i])
+		}
+		d[1][j] = T(s)
+	}
+}

@@ -1,0 +1,154 @@
+package ops
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+)
+
+func TestLinearGradFD(t *testing.T) {
+	for _, shape := range [][]int{{2, 3, 5}, {1, 4}, {7}} {
+		checkGradFD(t, 11, []fdInput{{name: "x", shape: shape}, {name: "w", shape: []int{shape[len(shape)-1], 3}}},
+			func(in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1]) })
+	}
+}
+
+func TestLinearMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	x, w := randData(r, 2*9*6, nil), randData(r, 6*4, nil)
+	g := G.NewGraph()
+	y, err := Linear(tensorNode(g, "x", x, 2, 9, 6), tensorNode(g, "w", w, 6, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := evaluate(t, g, y)[0]
+	want := make([]float64, 18*4)
+	for i := 0; i < 18; i++ {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 6; l++ {
+				want[i*4+j] += x[i*6+l] * w[l*4+j]
+			}
+		}
+	}
+	assertClose(t, "y", got, want, 1e-12, 1e-12)
+}
+
+func TestAddBiasGradFD(t *testing.T) {
+	checkGradFD(t, 12, []fdInput{{name: "x", shape: []int{2, 3, 4}}, {name: "b", shape: []int{4}}},
+		func(in []*G.Node) (*G.Node, error) { return AddBias(in[0], in[1]) })
+}
+
+func TestRepeatHeadsGradFD(t *testing.T) {
+	checkGradFD(t, 13, []fdInput{{name: "x", shape: []int{2, 3, 2, 3}}},
+		func(in []*G.Node) (*G.Node, error) { return RepeatHeads(in[0], 6) })
+}
+
+func TestDogeBiasGradFD(t *testing.T) {
+	checkGradFD(t, 14, []fdInput{{name: "dt", shape: []int{2, 5, 3}}, {name: "A", shape: []int{3}}},
+		func(in []*G.Node) (*G.Node, error) { return DogeBias(in[0], in[1]) })
+}
+
+func TestTopKGatesGradFD(t *testing.T) {
+	for _, k := range []int{1, 2, 5} {
+		checkGradFD(t, 15, []fdInput{{name: "logits", shape: []int{3, 4, 5}}},
+			func(in []*G.Node) (*G.Node, error) { return TopKGates(in[0], k) })
+	}
+}
+
+func TestLoadBalanceLossGradFD(t *testing.T) {
+	checkGradFD(t, 16, []fdInput{{name: "logits", shape: []int{2, 6, 4}}},
+		func(in []*G.Node) (*G.Node, error) { return LoadBalanceLoss(in[0], 2) })
+}
+
+// A uniform router (equal logits) has loss exactly 1 whatever k; a router that
+// sends every token to the same k of N experts has loss N/k · k·(1/N)... = the
+// collapse value Σ_{i chosen} (N/k)·P_i, which is larger.
+func TestLoadBalanceLossValues(t *testing.T) {
+	lossOf := func(logits []float64, shape ...int) float64 {
+		g := G.NewGraph()
+		l, err := LoadBalanceLoss(tensorNode(g, "logits", logits, shape...), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evaluate(t, g, l)[0][0]
+	}
+	// 4 tokens, 4 experts: token t prefers experts t and t+1 (mod 4) equally.
+	balanced := make([]float64, 16)
+	for tok := 0; tok < 4; tok++ {
+		balanced[tok*4+tok], balanced[tok*4+(tok+1)%4] = 5, 5
+	}
+	collapsed := make([]float64, 16)
+	for tok := 0; tok < 4; tok++ {
+		collapsed[tok*4], collapsed[tok*4+1] = 5, 5
+	}
+	lb, lc := lossOf(balanced, 4, 4), lossOf(collapsed, 4, 4)
+	if math.Abs(lb-1) > 1e-12 {
+		t.Errorf("balanced routing: loss %v, want 1", lb)
+	}
+	if !(lc > 1.9) {
+		t.Errorf("collapsed routing: loss %v, want about 2 (> 1.9)", lc)
+	}
+}
+
+func TestMoEExpertsGradFD(t *testing.T) {
+	// Every gate non-zero, so every expert computes every token and the
+	// finite differences see the same function as the op.
+	checkGradFD(t, 17, []fdInput{
+		{name: "x", shape: []int{2, 3, 4}},
+		{name: "gates", shape: []int{2, 3, 3}, gen: uniformIn(0.1, 1)},
+		{name: "W1", shape: []int{3, 4, 5}},
+		{name: "W3", shape: []int{3, 4, 5}},
+		{name: "W2", shape: []int{3, 5, 4}},
+	}, func(in []*G.Node) (*G.Node, error) { return MoEExperts(in[0], in[1], in[2], in[3], in[4]) })
+}
+
+// MoEExperts with top-k gates equals the dense sum over every expert of
+// gate × SwiGLU, written out directly.
+func TestMoEExpertsMatchesDense(t *testing.T) {
+	const T, d, f, N = 7, 4, 3, 4
+	r := rand.New(rand.NewSource(5))
+	x, logits := randData(r, T*d, nil), randData(r, T*N, nil)
+	W1, W3, W2 := randData(r, N*d*f, nil), randData(r, N*d*f, nil), randData(r, N*f*d, nil)
+	g := G.NewGraph()
+	gates, err := TopKGates(tensorNode(g, "logits", logits, T, N), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := MoEExperts(tensorNode(g, "x", x, T, d), gates,
+		tensorNode(g, "W1", W1, N, d, f), tensorNode(g, "W3", W3, N, d, f), tensorNode(g, "W2", W2, N, f, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := evaluate(t, g, y, gates)
+	got, gv := out[0], out[1]
+	want := make([]float64, T*d)
+	nonzero := 0
+	for tok := 0; tok < T; tok++ {
+		for e := 0; e < N; e++ {
+			ge := gv[tok*N+e]
+			if ge != 0 {
+				nonzero++
+			}
+			a := make([]float64, f)
+			for j := 0; j < f; j++ {
+				var h1, h3 float64
+				for l := 0; l < d; l++ {
+					h1 += x[tok*d+l] * W1[(e*d+l)*f+j]
+					h3 += x[tok*d+l] * W3[(e*d+l)*f+j]
+				}
+				a[j] = h1 / (1 + math.Exp(-h1)) * h3
+			}
+			for l := 0; l < d; l++ {
+				for j := 0; j < f; j++ {
+					want[tok*d+l] += ge * a[j] * W2[(e*f+j)*d+l]
+				}
+			}
+		}
+	}
+	if nonzero != 2*T {
+		t.Fatalf("%d non-zero gates, want k·T = %d", nonzero, 2*T)
+	}
+	assertClose(t, "y", got, want, 1e-12, 1e-12)
+}

@@ -1,0 +1,176 @@
+package ops
+
+import (
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// MoEExperts applies the N gated-MLP (SwiGLU) experts of a routed MoE to the
+// tokens the gates route to them (SPEC §3 MoE; DeepSeekMoE eq. 3):
+//
+//	y_t = Σ_{e: g_te ≠ 0} g_te · (silu(x_t W1_e) ⊙ x_t W3_e) W2_e
+//
+// with x [..., d], gates [..., N] (TopKGates), W1, W3 [N, d, f], W2 [N, f, d].
+// Each expert gathers its tokens and runs three gemms, so the work is the
+// active parameters', not all N experts'. Experts with a zero gate are not
+// computed and the gradient of a zero gate is zero (TopKGates gives the
+// unchosen experts no gradient either). Experts run in parallel; each token
+// sums its experts in expert order, so results repeat to the bit.
+func MoEExperts(x, gates, W1, W3, W2 *G.Node) (*G.Node, error) {
+	xs, gs := x.Shape(), gates.Shape()
+	if xs.Dims() < 1 || gs.Dims() != xs.Dims() {
+		return nil, errors.Errorf("moe: gates %v must be x's shape %v with the last axis N", gs, xs)
+	}
+	for i := 0; i < xs.Dims()-1; i++ {
+		if xs[i] != gs[i] {
+			return nil, errors.Errorf("moe: gates %v must be x's shape %v with the last axis N", gs, xs)
+		}
+	}
+	k := moeKernel{x: xs.Clone(), n: gs[gs.Dims()-1], d: xs[xs.Dims()-1]}
+	w1 := W1.Shape()
+	if w1.Dims() != 3 || w1[0] != k.n || w1[1] != k.d {
+		return nil, errors.Errorf("moe: W1 must be [N=%d, d=%d, f], got %v", k.n, k.d, w1)
+	}
+	k.f = w1[2]
+	if !W3.Shape().Eq(w1) {
+		return nil, errors.Errorf("moe: W3 must be [N, d, f] = %v, got %v", w1, W3.Shape())
+	}
+	if w2 := W2.Shape(); w2.Dims() != 3 || w2[0] != k.n || w2[1] != k.f || w2[2] != k.d {
+		return nil, errors.Errorf("moe: W2 must be [N=%d, f=%d, d=%d], got %v", k.n, k.f, k.d, w2)
+	}
+	return apply(k, x, gates, W1, W3, W2)
+}
+
+type moeKernel struct {
+	x       tensor.Shape
+	n, d, f int
+}
+
+func (k moeKernel) name() string  { return "moe_experts" }
+func (k moeKernel) attrs() string { return "" }
+func (k moeKernel) tokens() int   { return k.x.TotalSize() / k.d }
+func (k moeKernel) inShapes() []tensor.Shape {
+	g := k.x.Clone()
+	g[len(g)-1] = k.n
+	return []tensor.Shape{k.x, g, {k.n, k.d, k.f}, {k.n, k.d, k.f}, {k.n, k.f, k.d}}
+}
+func (k moeKernel) outShape() tensor.Shape { return k.x }
+func (k moeKernel) diffWRT() []bool        { return []bool{true, true, true, true, true} }
+
+func (k moeKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		moeRun(y, nil, nil, as[float32](in), k)
+	case []float64:
+		moeRun(y, nil, nil, as[float64](in), k)
+	}
+	return nil
+}
+
+func (k moeKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch dy := dOut.(type) {
+	case []float32:
+		moeRun(nil, dy, as[float32](dIn), as[float32](in), k)
+	case []float64:
+		moeRun(nil, dy, as[float64](dIn), as[float64](in), k)
+	}
+	return nil
+}
+
+// moeExpert is one expert's share of a pass: its tokens and their outputs
+// (forward) or input gradients (backward), m rows of d.
+type moeExpert[T floats] struct {
+	tokens []int
+	rows   []T
+}
+
+// moeRun is the forward pass (y != nil) or the backward pass (dy != nil).
+func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
+	x, g, W1, W3, W2 := in[0], in[1], in[2], in[3], in[4]
+	tokens := k.tokens()
+	experts := make([]moeExpert[T], k.n)
+	for e := range experts {
+		for t := 0; t < tokens; t++ {
+			if g[t*k.n+e] != 0 {
+				experts[e].tokens = append(experts[e].tokens, t)
+			}
+		}
+	}
+	df := k.d * k.f
+	parallelFor(k.n, func(e int) {
+		ex := &experts[e]
+		m := len(ex.tokens)
+		if m == 0 {
+			return
+		}
+		// 1. Gather the expert's tokens: X [m, d].
+		X := make([]T, m*k.d)
+		for r, t := range ex.tokens {
+			copy(X[r*k.d:(r+1)*k.d], x[t*k.d:(t+1)*k.d])
+		}
+		// 2. H1 = X W1, H3 = X W3, A = silu(H1) ⊙ H3   [m, f]
+		H1, H3, A := make([]T, m*k.f), make([]T, m*k.f), make([]T, m*k.f)
+		gemm(false, false, m, k.f, k.d, 1, X, k.d, W1[e*df:], k.f, 0, H1, k.f)
+		gemm(false, false, m, k.f, k.d, 1, X, k.d, W3[e*df:], k.f, 0, H3, k.f)
+		for i := range A {
+			A[i] = T(siluFunc.f(float64(H1[i]))) * H3[i]
+		}
+		Y := make([]T, m*k.d)
+		gemm(false, false, m, k.d, k.f, 1, A, k.f, W2[e*df:], k.d, 0, Y, k.d)
+		if y != nil {
+			// 3. Forward: the expert's outputs, scaled by the gates later.
+			ex.rows = Y
+			return
+		}
+		// 4. Backward: dg_te = <dy_t, Y_t>; dY = g_te dy_t.
+		dY := make([]T, m*k.d)
+		for r, t := range ex.tokens {
+			gt := g[t*k.n+e]
+			var dot float64
+			for j := 0; j < k.d; j++ {
+				dot += float64(dy[t*k.d+j]) * float64(Y[r*k.d+j])
+				dY[r*k.d+j] = gt * dy[t*k.d+j]
+			}
+			d[1][t*k.n+e] = T(dot)
+		}
+		// dW2 = Aᵀ dY; dA = dY W2ᵀ.
+		gemm(true, false, k.f, k.d, m, 1, A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
+		dA := make([]T, m*k.f)
+		gemm(false, true, m, k.f, k.d, 1, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
+		// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1).
+		for i := range dA {
+			h1 := float64(H1[i])
+			a := float64(dA[i])
+			H1[i] = T(a * float64(H3[i]) * siluFunc.df(h1))
+			H3[i] = T(a * siluFunc.f(h1))
+		}
+		gemm(true, false, k.d, k.f, m, 1, X, k.d, H1, k.f, 0, d[2][e*df:], k.f)
+		gemm(true, false, k.d, k.f, m, 1, X, k.d, H3, k.f, 0, d[3][e*df:], k.f)
+		// dX = dH1 W1ᵀ + dH3 W3ᵀ, scattered back per token below.
+		gemm(false, true, m, k.d, k.f, 1, H1, k.f, W1[e*df:], k.f, 0, X, k.d)
+		gemm(false, true, m, k.d, k.f, 1, H3, k.f, W3[e*df:], k.f, 1, X, k.d)
+		ex.rows = X
+	})
+	// 5. Each token sums its experts in expert order.
+	dst := y
+	if dy != nil {
+		dst = d[0]
+	}
+	for i := range dst {
+		dst[i] = 0
+	}
+	for e := range experts {
+		ex := experts[e]
+		for r, t := range ex.tokens {
+			scale := T(1)
+			if y != nil {
+				scale = g[t*k.n+e]
+			}
+			row := dst[t*k.d : (t+1)*k.d]
+			for j := range row {
+				row[j] += scale * ex.rows[r*k.d+j]
+			}
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TopKGates are the gates of a routed MoE (SPEC §3 "softmax router, top-k";
+// DeepSeekMoE eq. 4–5): s = softmax(logits) over the N experts of each token,
+// g_i = s_i where i is among the k largest s, 0 elsewhere (not renormalised,
+// as DeepSeekMoE). logits [..., N] → gates [..., N]. The gradient flows
+// through the kept softmax values; the choice of experts is not
+// differentiable.
+func TopKGates(logits *G.Node, k int) (*G.Node, error) {
+	s, err := routerShape("top-k gates", logits, k)
+	if err != nil {
+		return nil, err
+	}
+	return apply(routerKernel{shape: s, k: k}, logits)
+}
+
+// LoadBalanceLoss is the expert-level balance loss of DeepSeekMoE (eq. 12–14,
+// after Switch Transformer): over T tokens and N experts with k chosen each,
+//
+//	f_i = N/(k·T) · #{tokens that choose i},  P_i = 1/T · Σ_t s_{t,i},  L = Σ_i f_i·P_i
+//
+// L is 1 when routing is uniform and grows as it collapses. f is a count and
+// gets no gradient; P carries it to the logits. The layer multiplies L by its
+// coefficient (0.01 by default) and the model adds it to the training loss.
+func LoadBalanceLoss(logits *G.Node, k int) (*G.Node, error) {
+	s, err := routerShape("load balance loss", logits, k)
+	if err != nil {
+		return nil, err
+	}
+	return apply(routerKernel{shape: s, k: k, loss: true}, logits)
+}
+
+func routerShape(what string, logits *G.Node, k int) (tensor.Shape, error) {
+	s := logits.Shape()
+	if s.Dims() < 1 {
+		return nil, errors.Errorf("%s: logits must be [..., N], got %v", what, s)
+	}
+	if n := s[s.Dims()-1]; k < 1 || k > n {
+		return nil, errors.Errorf("%s: k = %d must be in [1, N = %d]", what, k, n)
+	}
+	return s.Clone(), nil
+}
+
+type routerKernel struct {
+	shape tensor.Shape
+	k     int
+	loss  bool
+}
+
+func (k routerKernel) name() string {
+	if k.loss {
+		return "load_balance_loss"
+	}
+	return "topk_gates"
+}
+func (k routerKernel) attrs() string            { return fmt.Sprintf("k=%d", k.k) }
+func (k routerKernel) inShapes() []tensor.Shape { return []tensor.Shape{k.shape} }
+func (k routerKernel) outShape() tensor.Shape {
+	if k.loss {
+		return tensor.ScalarShape()
+	}
+	return k.shape
+}
+func (k routerKernel) diffWRT() []bool { return []bool{true} }
+func (k routerKernel) n() int          { return k.shape[len(k.shape)-1] }
+func (k routerKernel) tokens() int     { return k.shape.TotalSize() / k.n() }
+
+func (k routerKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		routerForward(y, in[0].([]float32), k)
+	case []float64:
+		routerForward(y, in[0].([]float64), k)
+	}
+	return nil
+}
+
+func (k routerKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch dy := dOut.(type) {
+	case []float32:
+		routerBackward(dIn[0].([]float32), dy, in[0].([]float32), k)
+	case []float64:
+		routerBackward(dIn[0].([]float64), dy, in[0].([]float64), k)
+	}
+	return nil
+}
+
+// routeToken writes the softmax of one token's logits into s and marks its
+// top-k experts in chosen.
+func routeToken[T floats](s []float64, chosen []bool, logits []T, idx []int, k int) {
+	m := math.Inf(-1)
+	for _, v := range logits {
+		m = math.Max(m, float64(v))
+	}
+	var z float64
+	for i, v := range logits {
+		s[i] = math.Exp(float64(v) - m)
+		z += s[i]
+	}
+	for i := range s {
+		s[i] /= z
+		chosen[i] = false
+	}
+	topK(idx, s, k)
+	for _, i := range idx[:k] {
+		chosen[i] = true
+	}
+}
+
+// routerCounts returns f_i of LoadBalanceLoss for every expert.
+func routerCounts[T floats](logits []T, k routerKernel) []float64 {
+	n, tokens := k.n(), k.tokens()
+	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
+	f := make([]float64, n)
+	for t := 0; t < tokens; t++ {
+		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
+		for i, c := range chosen {
+			if c {
+				f[i]++
+			}
+		}
+	}
+	for i := range f {
+		f[i] *= float64(n) / float64(k.k*tokens)
+	}
+	return f
+}
+
+func routerForward[T floats](y, logits []T, k routerKernel) {
+	n, tokens := k.n(), k.tokens()
+	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
+	var f, P []float64
+	if k.loss {
+		f, P = routerCounts(logits, k), make([]float64, n)
+	}
+	for t := 0; t < tokens; t++ {
+		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
+		for i := range s {
+			switch {
+			case k.loss:
+				P[i] += s[i] / float64(tokens)
+			case chosen[i]:
+				y[t*n+i] = T(s[i])
+			default:
+				y[t*n+i] = 0
+			}
+		}
+	}
+	if k.loss {
+		var L float64
+		for i := range f {
+			L += f[i] * P[i]
+		}
+		y[0] = T(L)
+	}
+}
+
+// routerBackward is the softmax backward dlogit_j = s_j (ds_j - Σ_i s_i ds_i)
+// with ds = dgates on the chosen experts (gates) or dL·f/T (loss).
+func routerBackward[T floats](dx, dy, logits []T, k routerKernel) {
+	n, tokens := k.n(), k.tokens()
+	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
+	ds := make([]float64, n)
+	var f []float64
+	if k.loss {
+		f = routerCounts(logits, k)
+	}
+	for t := 0; t < tokens; t++ {
+		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
+		var dot float64
+		for i := range s {
+			switch {
+			case k.loss:
+				ds[i] = float64(dy[0]) * f[i] / float64(tokens)
+			case chosen[i]:
+				ds[i] = float64(dy[t*n+i])
+			default:
+				ds[i] = 0
+			}
+			dot += s[i] * ds[i]
+		}
+		for i := range s {
+			dx[t*n+i] = T(s[i] * (ds[i] - dot))
+		}
+	}
+}
