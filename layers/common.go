@@ -1,0 +1,77 @@
+package layers
+
+import (
+	"math"
+	"math/rand"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
+
+// linear is ops.Linear(x, p) under Must.
+func linear(b *Builder, x *G.Node, p *Param) *G.Node { return b.Must(ops.Linear(x, b.Node(p))) }
+
+// causalConv is the depthwise causal conv (kernel k) + SiLU of SSD's `conv`
+// switch and of Mamba2, over x [b,t,c]. When decoding it prepends the last
+// k-1 inputs kept in st under key (zeros before the first token, the same as
+// the conv's own zero padding) and keeps the new last k-1.
+func causalConv(b *Builder, st *State, key string, x *G.Node, w *Param, k int) *G.Node {
+	if st == nil {
+		return b.Must(ops.SiLU(b.Must(ops.Conv1DCausal(x, b.Node(w), nil))))
+	}
+	s := x.Shape()
+	bs, t, c := s[0], s[1], s[2]
+	full := b.Must(G.Concat(1, st.Get(b, key, bs, k-1, c), x))
+	y := b.Must(ops.Conv1DCausal(full, b.Node(w), nil))
+	y = b.Must(G.Slice(y, nil, G.S(k-1, k-1+t)))
+	st.Set(key, b.Must(G.Slice(full, nil, G.S(t, t+k-1))))
+	return b.Must(ops.SiLU(y))
+}
+
+// appendCache returns x [b,t,...] after the cached tokens of key (when
+// decoding), and keeps the result as the new cache: the KV cache of the
+// attention layers, growing along time.
+func appendCache(b *Builder, st *State, key string, x *G.Node) *G.Node {
+	if st == nil {
+		return x
+	}
+	if st.Has(key) {
+		x = b.Must(G.Concat(1, st.Get(b, key), x))
+	}
+	st.Set(key, x)
+	return x
+}
+
+// ropeAt returns rope with its offset at the state's position (0 in training).
+func ropeAt(rope ops.RopeConfig, st *State) ops.RopeConfig {
+	if st != nil {
+		rope.Offset = st.Pos
+	}
+	return rope
+}
+
+// dtBiasInit draws SSD's dt_bias as Mamba2 does (SPEC §3): dt log-uniform in
+// [0.001, 0.1], floored at 1e-4, then the inverse softplus, so that
+// softplus(dt_bias) = dt.
+func dtBiasInit(r *rand.Rand, dst []float64) {
+	lo, hi := math.Log(0.001), math.Log(0.1)
+	for i := range dst {
+		dt := math.Max(math.Exp(lo+(hi-lo)*r.Float64()), 1e-4)
+		dst[i] = dt + math.Log(-math.Expm1(-dt))
+	}
+}
+
+// aLogRange sets A_log = log(1..h), listing 4 of Wonderful Matrices.
+func aLogRange(_ *rand.Rand, dst []float64) {
+	for i := range dst {
+		dst[i] = math.Log(float64(i + 1))
+	}
+}
+
+// convInit is PyTorch's default for a depthwise Conv1d (fan_in = kernel):
+// uniform in ±1/sqrt(k).
+func convInit(k int) func(*rand.Rand, []float64) {
+	a := 1 / math.Sqrt(float64(k))
+	return uniformInit(-a, a)
+}

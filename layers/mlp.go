@@ -1,0 +1,66 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
+
+// MLPConfig configures the SwiGLU FFN (letter M).
+type MLPConfig struct {
+	// DFF is the hidden width (default 4·d_model·2/3 rounded up to a
+	// multiple of 8, Llama's rule for SwiGLU).
+	DFF int `json:"d_ff,omitempty"`
+}
+
+// DefaultDFF is Llama's SwiGLU width for d_model: 8/3·d_model rounded up to
+// a multiple of 8.
+func DefaultDFF(dModel int) int { return (8*dModel/3 + 7) / 8 * 8 }
+
+// Resolved fills in the defaults.
+func (c MLPConfig) Resolved(dModel int) MLPConfig {
+	if c.DFF == 0 {
+		c.DFF = DefaultDFF(dModel)
+	}
+	return c
+}
+
+// Validate checks a resolved config.
+func (c MLPConfig) Validate(field string) error {
+	if c.DFF < 1 {
+		return errors.Errorf("%s.d_ff: must be >= 1, got %d", field, c.DFF)
+	}
+	return nil
+}
+
+// MLP is the gated SwiGLU FFN of Llama-style stacks (SPEC §3):
+// y = (silu(x W1) ⊙ x W3) W2.
+type MLP struct {
+	shape      Shape
+	params     paramSet
+	w1, w3, w2 *Param
+}
+
+// NewMLP makes the layer of hidden width dff.
+func NewMLP(name string, dff int, shape Shape) *MLP {
+	l := &MLP{shape: shape, params: paramSet{prefix: name + "."}}
+	d := shape.DModel
+	l.w1 = l.params.linear("w1", 1, d, dff)
+	l.w3 = l.params.linear("w3", 1, d, dff)
+	l.w2 = l.params.linear("w2", OutScale(shape.NLayers), dff, d)
+	return l
+}
+
+// Kind is "mlp".
+func (l *MLP) Kind() string { return "mlp" }
+
+// Params lists the layer's parameters.
+func (l *MLP) Params() Params { return l.params.list }
+
+// Forward builds y [b,t,d_model]; it has no decoding state.
+func (l *MLP) Forward(b *Builder, x *G.Node, _ *State) *G.Node {
+	dims(b, x, "mlp", l.shape.DModel)
+	gate := b.Must(ops.SiLU(linear(b, x, l.w1)))
+	return linear(b, b.Mul(gate, linear(b, x, l.w3)), l.w2)
+}
