@@ -66,6 +66,9 @@ func (s *State) Commit(t int) error {
 	return nil
 }
 
+// Discard drops what Set recorded since the last Commit (a step that failed).
+func (s *State) Discard() { s.pending = map[string]*G.Node{} }
+
 // Bytes is the memory the stored tensors take, for state-size reports
 // (zoology's state_size).
 func (s *State) Bytes() int {
