@@ -36,7 +36,7 @@ func (k linearKernel) outShape() tensor.Shape {
 	return s
 }
 func (k linearKernel) diffWRT() []bool { return []bool{true, true} }
-func (k linearKernel) rows() int      { return k.x.TotalSize() / k.din }
+func (k linearKernel) rows() int       { return k.x.TotalSize() / k.din }
 
 func (k linearKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
