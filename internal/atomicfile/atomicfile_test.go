@@ -1,0 +1,34 @@
+package atomicfile
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pkg/errors"
+)
+
+// A write that fails half-way leaves the old file whole and no temp file.
+func TestWriteFailureKeepsOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := WriteBytes(path, []byte("old contents")); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(path, func(w io.Writer) error {
+		w.Write([]byte("new, partial"))
+		return errors.New("disk full")
+	})
+	if err == nil {
+		t.Fatal("the failing write reported success")
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "old contents" {
+		t.Errorf("file now holds %q", got)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d entries in the folder, want only the file", len(entries))
+	}
+}
