@@ -22,4 +22,11 @@ var Catalog = []OpInfo{
 	{"silu", "x*sigmoid(x)"},
 	{"softplus", "log(1+e^x)"},
 	{"relu", "max(x, 0)"},
+	{"linear", "bias-free projection x W over any leading axes"},
+	{"add_bias", "x + b along the last axis (SSD dt_bias)"},
+	{"repeat_heads", "B, C groups repeated to heads (WM listing 4)"},
+	{"doge_bias", "exp(A * softplus(dt)), the doge dynamic mask"},
+	{"topk_gates", "softmax router kept at the top-k experts (DeepSeekMoE eq. 4-5)"},
+	{"load_balance_loss", "expert-level balance loss sum f_i P_i (DeepSeekMoE eq. 12-14)"},
+	{"moe_experts", "routed SwiGLU experts, each on its own tokens"},
 }

@@ -1,7 +1,6 @@
-// Command wm is the framework's command line. Today it answers `wm info`:
-// the build (BLAS, Go, cores) and the ops it provides. The experiment
-// commands (list, run, report, train, generate, params) come with the
-// experiments issue.
+// Command wm is the framework's command line: `wm info` (the build and the
+// ops), `wm params` (a model's parameter breakdown). The experiment commands
+// (list, run, report, train, generate) come with the experiments issue.
 package main
 
 import (
@@ -20,6 +19,7 @@ func main() {
 // commands are wm's subcommands with one line of help each.
 var commands = []struct{ name, help string }{
 	{"info", "print the build (BLAS, Go version, cores) and the ops it provides"},
+	{"params", "print a model's parameters by layer kind (wm params --arch cheems --d-model 256)"},
 	{"help", "print this help"},
 }
 
@@ -44,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %-17s %s\n", o.Name, o.What)
 		}
 		return 0
+	case "params":
+		return runParams(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
