@@ -25,14 +25,14 @@ test-purego:
 	$(GO) test -count=1 ./...
 
 test-openblas:
-	$(GO) test -count=1 -tags openblas ./ops/ ./cmd/...
+	$(GO) test -count=1 -tags openblas ./ops/ ./layers/ ./graph/ ./cmd/...
 
-## bench: one benchmark per op, forward and forward+backward, pure Go and OpenBLAS
+## bench: one benchmark per op and per architecture, forward and forward+backward, pure Go and OpenBLAS
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./ops/
+	$(GO) test -run '^$$' -bench . -benchmem ./ops/ ./graph/
 
 bench-openblas:
-	$(GO) test -run '^$$' -bench . -benchmem -tags openblas ./ops/
+	$(GO) test -run '^$$' -bench . -benchmem -tags openblas ./ops/ ./graph/
 
 fmt:
 	gofmt -w .
