@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -78,5 +79,25 @@ func TestSampling(t *testing.T) {
 	}
 	if _, err := graph.Generate(m, []int{99}, 2, graph.Sampling{}, nil); err == nil {
 		t.Error("a prompt token outside the vocabulary was accepted")
+	}
+}
+
+// TestDecodePastMaxPosition: the paper dynamic mask has max_position
+// entries; decoding past it is an error that says so, and the state stays
+// usable for the tokens before.
+func TestDecodePastMaxPosition(t *testing.T) {
+	cfg := tinyConfig("cheems", "")
+	cfg.MaxPosition = 6
+	m := newModel(t, cfg, tensor.Float32, 1)
+	st := m.NewDecodeState()
+	if _, err := m.Step(st, [][]int{{1, 2, 3, 4, 5, 6}}); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	_, err := m.Step(st, [][]int{{7}})
+	if err == nil || !strings.Contains(err.Error(), "max_position 6") {
+		t.Fatalf("error %v, want one about max_position 6", err)
+	}
+	if st.Pos != 6 {
+		t.Errorf("a failed step moved the state to %d", st.Pos)
 	}
 }

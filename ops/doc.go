@@ -3,9 +3,10 @@
 // chunked SSD scan (with final state and one-token step), the causal
 // depthwise convolution, causal attention (the paper's dynamic mask, the
 // doge bias, grouped-query heads, KV-cache queries), the inner-function
-// value, CoCA scores with their causal softmax, cross-domain MoE, RMSNorm, a
-// fused cross-entropy, and the small ops a model needs (embedding, SiLU,
-// softplus, ReLU).
+// value, CoCA scores with their causal softmax, cross-domain MoE, the routed
+// MoE (top-k gates, load-balancing loss, SwiGLU experts), RMSNorm, a fused
+// cross-entropy, and the small ops a model needs (linear, bias add, head
+// repeat, doge bias, embedding, SiLU, softplus, ReLU).
 //
 // # How an op is built
 //
