@@ -1,0 +1,63 @@
+package train
+
+import (
+	"math"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+)
+
+// AdamW is Adam with decoupled weight decay (Loshchilov & Hutter 2019), the
+// optimiser of SPEC §5: β = (0.9, 0.999), decay 0.01 applied only to
+// parameters whose Decay flag is set. Its moments are float64 whatever the
+// model's dtype.
+type AdamW struct {
+	Beta1, Beta2, Eps, WeightDecay float64
+	// Step counts the updates made (for bias correction).
+	Step int
+	M, V [][]float64
+}
+
+// NewAdamW returns the optimiser for params with SPEC §5's settings.
+func NewAdamW(params layers.Params, weightDecay float64) *AdamW {
+	o := &AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: weightDecay}
+	for _, p := range params {
+		o.M = append(o.M, make([]float64, p.Size()))
+		o.V = append(o.V, make([]float64, p.Size()))
+	}
+	return o
+}
+
+// Update applies one step at learning rate lr with gradients grads (one
+// buffer per parameter, []float32 or []float64, already clipped and scaled
+// by scale).
+func (o *AdamW) Update(params layers.Params, grads []any, scale, lr float64) {
+	o.Step++
+	c1 := 1 - math.Pow(o.Beta1, float64(o.Step))
+	c2 := 1 - math.Pow(o.Beta2, float64(o.Step))
+	for i, p := range params {
+		decay := 0.0
+		if p.Decay {
+			decay = o.WeightDecay
+		}
+		m, v := o.M[i], o.V[i]
+		update := func(j int, w, g float64) float64 {
+			g *= scale
+			m[j] = o.Beta1*m[j] + (1-o.Beta1)*g
+			v[j] = o.Beta2*v[j] + (1-o.Beta2)*g*g
+			w -= lr * decay * w
+			return w - lr*(m[j]/c1)/(math.Sqrt(v[j]/c2)+o.Eps)
+		}
+		switch w := p.Data().(type) {
+		case []float32:
+			g := grads[i].([]float32)
+			for j := range w {
+				w[j] = float32(update(j, float64(w[j]), float64(g[j])))
+			}
+		case []float64:
+			g := grads[i].([]float64)
+			for j := range w {
+				w[j] = update(j, w[j], g[j])
+			}
+		}
+	}
+}

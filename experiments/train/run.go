@@ -1,0 +1,355 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
+)
+
+// Files of a run folder.
+const (
+	RunConfigFile = "config.json"
+	MetricsFile   = "metrics.jsonl"
+	ResultFile    = "result.json"
+	pointerFile   = "checkpoint.json"
+)
+
+// RunConfig is everything that defines a run; it is saved as config.json,
+// and a folder holding a different one is refused.
+type RunConfig struct {
+	Model graph.Config `json:"model"`
+	Train Config       `json:"train"`
+	// Data names the corpus and tokenizer ("kjv/byte", a path, a task).
+	Data string `json:"data"`
+}
+
+// Metrics is one line of metrics.jsonl.
+type Metrics struct {
+	Step       int      `json:"step"`
+	Loss       float64  `json:"loss"`
+	CE         float64  `json:"ce"`
+	PPL        float64  `json:"ppl"`
+	LR         float64  `json:"lr"`
+	GradNorm   float64  `json:"grad_norm"`
+	TokensPerS float64  `json:"tokens_per_s"`
+	ValLoss    *float64 `json:"val_loss,omitempty"`
+	ValPPL     *float64 `json:"val_ppl,omitempty"`
+}
+
+// Result is result.json: what a finished run measured.
+type Result struct {
+	Steps        int     `json:"steps"`
+	TrainLoss    float64 `json:"train_loss"`
+	ValLoss      float64 `json:"val_loss"`
+	ValPPL       float64 `json:"val_ppl"`
+	TokensPerS   float64 `json:"tokens_per_s"`
+	WallSeconds  float64 `json:"wall_seconds"`
+	Params       int64   `json:"params"`
+	ActiveParams int64   `json:"active_params"`
+}
+
+// Run trains Model on Train (validating on Valid) into the folder Dir.
+type Run struct {
+	Dir    string
+	Config RunConfig
+	Train  data.Sequences
+	Valid  data.Sequences
+	// Progress receives a progress bar (on a terminal) or plain lines.
+	Progress io.Writer
+	// StopAfter, when > 0, stops the run after that many steps of this
+	// process without a final checkpoint, as a crash would (for tests).
+	StopAfter int
+}
+
+// Start trains from scratch, or with resume from the folder's last
+// checkpoint. A folder that holds another config, or an unfinished run when
+// resume is not set, is an error before any work; a finished run with
+// resume returns its saved result.
+func (r *Run) Start(resume bool) (Result, error) {
+	cfg := r.Config
+	cfg.Train = cfg.Train.Resolved()
+	cfg.Model = cfg.Model.Resolved()
+	if err := cfg.Train.Validate(); err != nil {
+		return Result{}, err
+	}
+	if cfg.Train.SeqLen != r.Train.T || cfg.Train.SeqLen != r.Valid.T {
+		return Result{}, errors.Errorf("run: sequences of %d/%d tokens, the config says %d", r.Train.T, r.Valid.T, cfg.Train.SeqLen)
+	}
+	cfgJSON, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return Result{}, err
+	}
+	if done, res, err := r.checkFolder(cfgJSON, resume); err != nil || done {
+		return res, err
+	}
+	m, err := graph.New(cfg.Model)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := m.Init(tensor.Float32, cfg.Train.Seed); err != nil {
+		return Result{}, err
+	}
+	opt := NewAdamW(m.Params(), cfg.Train.WeightDecay)
+	start := 0
+	if resume {
+		if start, err = r.restore(&m, opt); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return Result{}, errors.Wrap(err, "run")
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(r.Dir, RunConfigFile), append(cfgJSON, '\n')); err != nil {
+		return Result{}, err
+	}
+	if err := truncateMetrics(filepath.Join(r.Dir, MetricsFile), start); err != nil {
+		return Result{}, err
+	}
+	return r.loop(m, opt, cfg, start)
+}
+
+// checkFolder refuses a folder of another config or an unfinished run
+// without resume; done is set when the run is already finished.
+func (r *Run) checkFolder(cfgJSON []byte, resume bool) (done bool, res Result, err error) {
+	old, err := os.ReadFile(filepath.Join(r.Dir, RunConfigFile))
+	if os.IsNotExist(err) {
+		if entries, _ := os.ReadDir(r.Dir); len(entries) > 0 && !resume {
+			return false, res, errors.Errorf("run folder %s is not empty and holds no run config: choose another --out", r.Dir)
+		}
+		return false, res, nil
+	}
+	if err != nil {
+		return false, res, errors.Wrap(err, "run folder")
+	}
+	if !bytes.Equal(bytes.TrimSpace(old), bytes.TrimSpace(cfgJSON)) {
+		return false, res, errors.Errorf("run folder %s holds a run of another config (%s differs): choose another --out; nothing was changed", r.Dir, RunConfigFile)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.Dir, ResultFile)); err == nil {
+		if !resume {
+			return false, res, errors.Errorf("run folder %s holds a finished run: pass --resume to reuse it or choose another --out", r.Dir)
+		}
+		err := json.Unmarshal(b, &res)
+		return true, res, errors.Wrapf(err, "run folder %s: %s", r.Dir, ResultFile)
+	}
+	if !resume {
+		return false, res, errors.Errorf("run folder %s holds an unfinished run: pass --resume to continue it or choose another --out", r.Dir)
+	}
+	return false, res, nil
+}
+
+type pointer struct {
+	Dir  string `json:"dir"`
+	Step int    `json:"step"`
+}
+
+// restore loads the last checkpoint's model and optimiser; 0 when there is none.
+func (r *Run) restore(m **graph.Model, opt *AdamW) (int, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir, pointerFile))
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, errors.Wrap(err, "resume")
+	}
+	var p pointer
+	if err := json.Unmarshal(b, &p); err != nil {
+		return 0, errors.Wrapf(err, "resume: %s", pointerFile)
+	}
+	dir := filepath.Join(r.Dir, p.Dir)
+	loaded, _, err := graph.Load(dir)
+	if err != nil {
+		return 0, errors.Wrap(err, "resume")
+	}
+	if err := loadOptimizer(filepath.Join(dir, optimizerFile), opt, loaded.Params()); err != nil {
+		return 0, errors.Wrap(err, "resume")
+	}
+	*m = loaded
+	return p.Step, nil
+}
+
+// checkpoint writes the model and optimiser after step into a new folder,
+// then points checkpoint.json at it and removes the previous one: a crash at
+// any moment leaves a pointer to a whole checkpoint.
+func (r *Run) checkpoint(m *graph.Model, opt *AdamW, step int) error {
+	name := fmt.Sprintf("ckpt-%07d", step)
+	dir := filepath.Join(r.Dir, name)
+	if err := graph.Save(dir, m, map[string]string{"step": fmt.Sprint(step)}); err != nil {
+		return err
+	}
+	if err := saveOptimizer(filepath.Join(dir, optimizerFile), opt); err != nil {
+		return err
+	}
+	var prev pointer
+	if b, err := os.ReadFile(filepath.Join(r.Dir, pointerFile)); err == nil {
+		_ = json.Unmarshal(b, &prev)
+	}
+	pj, _ := json.Marshal(pointer{Dir: name, Step: step})
+	if err := atomicfile.WriteBytes(filepath.Join(r.Dir, pointerFile), pj); err != nil {
+		return err
+	}
+	if prev.Dir != "" && prev.Dir != name {
+		os.RemoveAll(filepath.Join(r.Dir, prev.Dir))
+	}
+	return nil
+}
+
+// CheckpointDir returns the folder of the run's last checkpoint.
+func CheckpointDir(runDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, pointerFile))
+	if err != nil {
+		return "", errors.Errorf("%s: no checkpoint (%v)", runDir, errors.Cause(err))
+	}
+	var p pointer
+	if err := json.Unmarshal(b, &p); err != nil {
+		return "", errors.Wrapf(err, "%s: %s", runDir, pointerFile)
+	}
+	return filepath.Join(runDir, p.Dir), nil
+}
+
+// truncateMetrics keeps the complete lines of steps <= last (what the
+// checkpoint being resumed had seen), rewriting the file atomically.
+func truncateMetrics(path string, last int) error {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "metrics")
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var m Metrics
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step <= last && m.Step > 0 {
+			keep.Write(sc.Bytes())
+			keep.WriteByte('\n')
+		}
+	}
+	return atomicfile.WriteBytes(path, keep.Bytes())
+}
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// loop runs steps start+1..Steps.
+func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result, error) {
+	tc := cfg.Train
+	prog, err := compile(m, tc.Batch, tc.SeqLen, true)
+	if err != nil {
+		return Result{}, err
+	}
+	eval, err := compile(m, tc.Batch, tc.SeqLen, false)
+	if err != nil {
+		return Result{}, err
+	}
+	batcher, err := data.NewBatcher(r.Train, tc.Batch, tc.Seed)
+	if err != nil {
+		return Result{}, err
+	}
+	mf, err := os.OpenFile(filepath.Join(r.Dir, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return Result{}, errors.Wrap(err, "metrics")
+	}
+	defer mf.Close()
+	bar := newProgress(r.Progress, tc.Steps, start)
+	began := time.Now()
+	var res Result
+	res.Params, res.ActiveParams = m.Count()
+	tokens := float64(tc.Batch * tc.SeqLen)
+	grads := make([]any, len(prog.params))
+	for step := start + 1; step <= tc.Steps; step++ {
+		t0 := time.Now()
+		ids, targets := batcher.Batch(step - 1)
+		loss, ce, err := prog.run(ids, targets)
+		if err != nil {
+			return res, errors.Wrapf(err, "step %d", step)
+		}
+		for i, g := range prog.grads {
+			grads[i] = g.Value().Data()
+		}
+		norm, bad := gradNorm(grads, prog.params)
+		if !finite(loss) || bad != "" {
+			where := ""
+			if bad != "" {
+				where = "; the first non-finite gradient is " + bad
+			}
+			return res, errors.Errorf("step %d: the loss is %v%s; stopped, the last good checkpoint is kept", step, loss, where)
+		}
+		scale := 1.0
+		if norm > tc.ClipNorm {
+			scale = tc.ClipNorm / norm
+		}
+		lr := LR(step-1, tc.Steps, tc.LR, tc.WarmupFrac, tc.MinLRFrac)
+		opt.Update(prog.params, grads, scale, lr)
+		prog.reset()
+		met := Metrics{Step: step, Loss: loss, CE: ce, PPL: math.Exp(ce), LR: lr, GradNorm: norm,
+			TokensPerS: tokens / time.Since(t0).Seconds()}
+		if step%tc.EvalEvery == 0 || step == tc.Steps {
+			vl, err := evaluate(eval, r.Valid, tc)
+			if err != nil {
+				return res, errors.Wrapf(err, "step %d: evaluation", step)
+			}
+			vp := math.Exp(vl)
+			met.ValLoss, met.ValPPL = &vl, &vp
+			res.ValLoss, res.ValPPL = vl, vp
+		}
+		line, _ := json.Marshal(met)
+		if _, err := mf.Write(append(line, '\n')); err != nil {
+			return res, errors.Wrap(err, "metrics")
+		}
+		res.TrainLoss = ce
+		bar.update(step, met)
+		if r.StopAfter > 0 && step-start >= r.StopAfter {
+			return res, errors.Errorf("stopped after %d steps (StopAfter)", r.StopAfter)
+		}
+		if step%tc.CkptEvery == 0 || step == tc.Steps {
+			if err := mf.Sync(); err != nil {
+				return res, errors.Wrap(err, "metrics")
+			}
+			if err := r.checkpoint(m, opt, step); err != nil {
+				return res, errors.Wrapf(err, "step %d: checkpoint", step)
+			}
+		}
+	}
+	bar.done()
+	res.Steps = tc.Steps
+	res.WallSeconds = time.Since(began).Seconds()
+	res.TokensPerS = tokens * float64(tc.Steps-start) / res.WallSeconds
+	rj, _ := json.MarshalIndent(res, "", "  ")
+	return res, atomicfile.WriteBytes(filepath.Join(r.Dir, ResultFile), append(rj, '\n'))
+}
+
+// evaluate is the mean cross-entropy over the first EvalBatches batches of
+// the validation sequences, in order (wrapping when there are fewer).
+func evaluate(p *program, valid data.Sequences, tc Config) (float64, error) {
+	var sum float64
+	n := valid.Len()
+	for e := 0; e < tc.EvalBatches; e++ {
+		var ids, targets [][]int
+		for j := 0; j < tc.Batch; j++ {
+			x, y := valid.At((e*tc.Batch + j) % n)
+			ids, targets = append(ids, x), append(targets, y)
+		}
+		_, ce, err := p.run(ids, targets)
+		p.reset()
+		if err != nil {
+			return 0, err
+		}
+		sum += ce
+	}
+	return sum / float64(tc.EvalBatches), nil
+}
