@@ -1,6 +1,7 @@
 // Command wm is the framework's command line: `wm info` (the build and the
-// ops), `wm params` (a model's parameter breakdown). The experiment commands
-// (list, run, report, train, generate) come with the experiments issue.
+// ops), `wm params` (a model's parameter breakdown), `wm train` (one model on
+// the embedded KJV or a user's corpus) and `wm generate`. The experiment
+// runner (list, run, report) is not written yet.
 package main
 
 import (
@@ -20,6 +21,8 @@ func main() {
 var commands = []struct{ name, help string }{
 	{"info", "print the build (BLAS, Go version, cores) and the ops it provides"},
 	{"params", "print a model's parameters by layer kind (wm params --arch cheems --d-model 256)"},
+	{"train", "train one model: wm train --arch cheems --steps 200 --out runs/mine [--corpus PATH] [--resume]"},
+	{"generate", "continue a prompt: wm generate --ckpt runs/mine --prompt \"In the beginning\""},
 	{"help", "print this help"},
 }
 
@@ -27,7 +30,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: wm COMMAND")
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.help)
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.help)
 	}
 }
 
@@ -46,6 +49,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "params":
 		return runParams(args[1:], stdout, stderr)
+	case "train":
+		return runTrain(args[1:], stdout, stderr)
+	case "generate":
+		return runGenerate(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
