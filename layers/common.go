@@ -51,6 +51,29 @@ func ropeAt(rope ops.RopeConfig, st *State) ops.RopeConfig {
 	return rope
 }
 
+// resolveScan fills the defaults the SSD mixer and the Mamba2 block share:
+// d_state 16, one group, chunks of 64, conv kernel 4.
+func resolveScan(dState, groups, chunkLen, convKernel *int) {
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{dState, 16}, {groups, 1}, {chunkLen, 64}, {convKernel, 4}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+}
+
+// stepSizes is SSD's dt = softplus(x W_dt + dt_bias), [b,t,h] (listing 4).
+func stepSizes(b *Builder, x *G.Node, wdt, dtBias *Param) *G.Node {
+	return b.Must(ops.Softplus(b.Must(ops.AddBias(linear(b, x, wdt), b.Node(dtBias)))))
+}
+
+// decay is SSD's A = -exp(A_log), [h] (listing 4).
+func decay(b *Builder, aLog *Param) *G.Node {
+	return b.Must(G.Neg(b.Must(G.Exp(b.Node(aLog)))))
+}
+
 // dtBiasInit draws SSD's dt_bias as Mamba2 does (SPEC §3): dt log-uniform in
 // [0.001, 0.1], floored at 1e-4, then the inverse softplus, so that
 // softplus(dt_bias) = dt.

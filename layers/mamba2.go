@@ -35,18 +35,7 @@ func (c Mamba2Config) Resolved(modelHeads int) Mamba2Config {
 	if c.Heads == 0 {
 		c.Heads = modelHeads
 	}
-	if c.DState == 0 {
-		c.DState = 16
-	}
-	if c.Groups == 0 {
-		c.Groups = 1
-	}
-	if c.ChunkLen == 0 {
-		c.ChunkLen = 64
-	}
-	if c.ConvKernel == 0 {
-		c.ConvKernel = 4
-	}
+	resolveScan(&c.DState, &c.Groups, &c.ChunkLen, &c.ConvKernel)
 	return c
 }
 
@@ -128,11 +117,11 @@ func (l *Mamba2) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	X := causalConv(b, st, "conv_x", linear(b, x, l.wx), l.convX, k)
 	B := causalConv(b, st, "conv_B", linear(b, x, l.wb), l.convB, k)
 	C := causalConv(b, st, "conv_C", linear(b, x, l.wc), l.convC, k)
-	dt := b.Must(ops.Softplus(b.Must(ops.AddBias(linear(b, x, l.wdt), b.Node(l.dtBias)))))
+	dt := stepSizes(b, x, l.wdt, l.dtBias)
 	in := ops.SSDInputs{
 		X:  b.Reshape(X, bs, t, h, l.p),
 		DT: dt,
-		A:  b.Must(G.Neg(b.Must(G.Exp(b.Node(l.aLog))))),
+		A:  decay(b, l.aLog),
 		B:  b.Must(ops.RepeatHeads(b.Reshape(B, bs, t, g, n), h)),
 		C:  b.Must(ops.RepeatHeads(b.Reshape(C, bs, t, g, n), h)),
 		D:  b.Node(l.d),

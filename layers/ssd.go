@@ -63,18 +63,7 @@ func (c SSDConfig) Resolved(modelHeads int) SSDConfig {
 	if c.Heads == 0 {
 		c.Heads = modelHeads
 	}
-	if c.DState == 0 {
-		c.DState = 16
-	}
-	if c.Groups == 0 {
-		c.Groups = 1
-	}
-	if c.ChunkLen == 0 {
-		c.ChunkLen = 64
-	}
-	if c.ConvKernel == 0 {
-		c.ConvKernel = 4
-	}
+	resolveScan(&c.DState, &c.Groups, &c.ChunkLen, &c.ConvKernel)
 	return c
 }
 
@@ -160,7 +149,7 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 		B = causalConv(b, st, "conv_B", B, l.convB, c.ConvKernel)
 		C = causalConv(b, st, "conv_C", C, l.convC, c.ConvKernel)
 	}
-	dt := b.Must(ops.Softplus(b.Must(ops.AddBias(linear(b, x, l.wdt), b.Node(l.dtBias)))))
+	dt := stepSizes(b, x, l.wdt, l.dtBias)
 	B, C = b.Reshape(B, bs, t, g, n), b.Reshape(C, bs, t, g, n) // [b,t,g,n]
 	if c.Rope {
 		r := ropeAt(l.rope, st)
@@ -169,7 +158,7 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	in := ops.SSDInputs{
 		X:  b.Reshape(X, bs, t, h, l.p), // [b,t,h,p]
 		DT: dt,                          // [b,t,h]
-		A:  b.Must(G.Neg(b.Must(G.Exp(b.Node(l.aLog))))),
+		A:  decay(b, l.aLog),
 		B:  b.Must(ops.RepeatHeads(B, h)), // [b,t,h,n]
 		C:  b.Must(ops.RepeatHeads(C, h)),
 	}
