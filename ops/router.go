@@ -140,7 +140,7 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
 	var f, P []float64
 	if k.loss {
-		f, P = routerCounts(logits, k), make([]float64, n)
+		f, P = make([]float64, n), make([]float64, n)
 	}
 	for t := 0; t < tokens; t++ {
 		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
@@ -148,6 +148,9 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 			switch {
 			case k.loss:
 				P[i] += s[i] / float64(tokens)
+				if chosen[i] {
+					f[i]++
+				}
 			case chosen[i]:
 				y[t*n+i] = T(s[i])
 			default:
@@ -158,7 +161,7 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 	if k.loss {
 		var L float64
 		for i := range f {
-			L += f[i] * P[i]
+			L += f[i] * (float64(n) / float64(k.k*tokens)) * P[i]
 		}
 		y[0] = T(L)
 	}
