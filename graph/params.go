@@ -151,8 +151,9 @@ func Match(arm Config, knob Knob, target int64, active bool) (Config, error) {
 	}
 	// Grow hi until it passes the target, then bisect: counts grow with the knob.
 	hi := lo * 2
+	var ch int64
 	for {
-		ch, err := count(hi)
+		ch, err = count(hi)
 		if err != nil {
 			return Config{}, errors.Wrapf(err, "match %s", knob)
 		}
@@ -171,12 +172,11 @@ func Match(arm Config, knob Knob, target int64, active bool) (Config, error) {
 			return Config{}, errors.Wrapf(err, "match %s", knob)
 		}
 		if c >= target {
-			hi = mid
+			hi, ch = mid, c
 		} else {
 			lo, cl = mid, c
 		}
 	}
-	ch, _ := count(hi)
 	if target-cl < ch-target {
 		return finishMatch(arm, knob, k.set, lo, cl, target)
 	}

@@ -42,10 +42,8 @@ func modelFlags(fs *flag.FlagSet) func() (graph.Config, error) {
 				return c, errors.Wrapf(err, "--config %s", *configPath)
 			}
 		}
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		apply := func(name string, fn func()) {
-			if *configPath == "" || set[name] {
+			if *configPath == "" || flagSet(fs, name) {
 				fn()
 			}
 		}
@@ -63,7 +61,7 @@ func modelFlags(fs *flag.FlagSet) func() (graph.Config, error) {
 		apply("moe-experts", func() { c.MoE.Experts = *moeExperts })
 		apply("dynamic-mask", func() { c.IFA.Mask = ops.MaskKind(*mask) })
 		apply("doge-cdmoe", func() { c.DogeCDMoE = *dogeE })
-		if c.Arch != "" && set["pattern"] && !set["arch"] {
+		if c.Arch != "" && flagSet(fs, "pattern") && !flagSet(fs, "arch") {
 			c.Arch = ""
 		}
 		if err := c.Validate(); err != nil {
@@ -71,4 +69,11 @@ func modelFlags(fs *flag.FlagSet) func() (graph.Config, error) {
 		}
 		return c.Resolved(), nil
 	}
+}
+
+// flagSet reports whether the user set the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

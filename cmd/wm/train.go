@@ -84,13 +84,6 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// flagSet reports whether the user set the flag.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
 // loadText returns the training and validation texts of a corpus path, or
 // of the embedded KJV when path is empty, and the corpus's name.
 func loadText(path string) (train, valid []string, name string, err error) {

@@ -52,20 +52,18 @@ func compile(m *graph.Model, batch, seqLen int, withGrad bool) (*program, error)
 func fill(dst *tensor.Dense, rows [][]int) {
 	switch d := dst.Data().(type) {
 	case []float32:
-		i := 0
-		for _, r := range rows {
-			for _, v := range r {
-				d[i] = float32(v)
-				i++
-			}
-		}
+		fillRows(d, rows)
 	case []float64:
-		i := 0
-		for _, r := range rows {
-			for _, v := range r {
-				d[i] = float64(v)
-				i++
-			}
+		fillRows(d, rows)
+	}
+}
+
+func fillRows[T float32 | float64](dst []T, rows [][]int) {
+	i := 0
+	for _, r := range rows {
+		for _, v := range r {
+			dst[i] = T(v)
+			i++
 		}
 	}
 }
