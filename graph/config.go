@@ -189,7 +189,8 @@ func ParseConfig(data []byte) (Config, error) {
 	return c, nil
 }
 
-// Rope is the model's RoPE config (no NTK; CoCA adds it).
+// Rope is the model's RoPE config (no NTK; CoCA, and QCAtn with
+// attention.ntk, add it).
 func (c Config) Rope() ops.RopeConfig {
 	r := ops.DefaultRope()
 	r.Base = c.RopeBase

@@ -67,7 +67,9 @@ func newSublayer(letter byte, name string, c Config, shape layers.Shape) layers.
 	case 'B':
 		return layers.NewMamba2(name, c.Mamba2, shape)
 	case 'A':
-		return layers.NewQCAtn(name, c.Attention, shape, c.Rope(), c.LogNTrainLen)
+		r := c.Rope()
+		r.MaxPosition = c.MaxPosition
+		return layers.NewQCAtn(name, c.Attention, shape, r, c.LogNTrainLen)
 	case 'I':
 		return layers.NewInnerFuncAttn(name, c.IFA, shape, c.Rope(), c.MaxPosition, c.LogNTrainLen)
 	case 'K':

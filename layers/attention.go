@@ -14,6 +14,11 @@ type AttentionConfig struct {
 	Heads int `json:"heads,omitempty"`
 	// KVHeads of keys and values (0: Heads); must divide Heads (GQA).
 	KVHeads int `json:"kv_heads,omitempty"`
+	// NTK turns on dynamic NTK scaling of RoPE beyond the model's
+	// max_position (CoCA Table 1's "RoFormer + dynamic NTK"); off by default.
+	// When decoding, keys are cached after RoPE at the length they were seen,
+	// so decoding past max_position differs from a full forward.
+	NTK bool `json:"ntk,omitempty"`
 }
 
 // Resolved fills in the defaults.
@@ -56,9 +61,12 @@ type QCAtn struct {
 }
 
 // NewQCAtn makes the layer; cfg must be resolved and valid. lognTrainLen > 0
-// turns on log-n scaling.
+// turns on log-n scaling; rope's MaxPosition is used when cfg.NTK is on.
 func NewQCAtn(name string, cfg AttentionConfig, shape Shape, rope ops.RopeConfig, lognTrainLen int) *QCAtn {
 	d := shape.DModel
+	if !cfg.NTK {
+		rope.MaxPosition = 0
+	}
 	l := &QCAtn{cfg: cfg, shape: shape, rope: rope, lognTrainLen: lognTrainLen, dh: d / cfg.Heads, params: paramSet{prefix: name + "."}}
 	ps := &l.params
 	l.wq = ps.linear("q_proj", 1, d, cfg.Heads*l.dh)

@@ -39,6 +39,7 @@ func testLayers() map[string]layers.Sublayer {
 		"mamba2":         layers.NewMamba2("b", layers.Mamba2Config{Heads: 4, DState: 4, ChunkLen: 3}.Resolved(2), testShape),
 		"qcatn":          layers.NewQCAtn("a", layers.AttentionConfig{Heads: 2}.Resolved(2), testShape, rope, 0),
 		"qcatn gqa logn": layers.NewQCAtn("a", layers.AttentionConfig{Heads: 4, KVHeads: 2}.Resolved(2), testShape, rope, 2),
+		"qcatn ntk":      layers.NewQCAtn("a", layers.AttentionConfig{Heads: 2, NTK: true}.Resolved(2), testShape, ntk, 0),
 		"ifa paper":      ifa(ops.MaskPaper),
 		"ifa doge":       ifa(ops.MaskDoge),
 		"ifa none":       ifa(ops.MaskNone),

@@ -1,7 +1,7 @@
 // Command wm is the framework's command line: `wm info` (the build and the
 // ops), `wm params` (a model's parameter breakdown), `wm train` (one model on
-// the embedded KJV or a user's corpus) and `wm generate`. The experiment
-// runner (list, run, report) is not written yet.
+// the embedded KJV or a user's corpus), `wm generate`, and the experiment
+// runner: `wm list`, `wm run NAME --preset P --out DIR`, `wm report DIR`.
 package main
 
 import (
@@ -23,6 +23,9 @@ var commands = []struct{ name, help string }{
 	{"params", "print a model's parameters by layer kind (wm params --arch cheems --d-model 256)"},
 	{"train", "train one model: wm train --arch cheems --steps 200 --out runs/mine [--corpus PATH] [--resume]"},
 	{"generate", "continue a prompt: wm generate --ckpt runs/mine --prompt \"In the beginning\""},
+	{"list", "list the experiments (wm list [--arms PRESET])"},
+	{"run", "run an experiment: wm run table1 --preset tiny --out results [--seeds N] [--resume]"},
+	{"report", "rebuild tables and plots from saved results: wm report results"},
 	{"help", "print this help"},
 }
 
@@ -53,6 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTrain(args[1:], stdout, stderr)
 	case "generate":
 		return runGenerate(args[1:], stdout, stderr)
+	case "list":
+		return runList(args[1:], stdout, stderr)
+	case "run":
+		return runExperiment(args[1:], stdout, stderr)
+	case "report":
+		return runReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0

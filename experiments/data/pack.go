@@ -17,6 +17,18 @@ func Encode(tok Tokenizer, texts []string) []int {
 	return ids
 }
 
+// Dataset is a set of fixed-length training examples: the inputs and the
+// target of each position (the next token; a negative target is ignored by
+// the loss, as MQAR's unlabelled positions are).
+type Dataset interface {
+	// Len is the number of examples.
+	Len() int
+	// SeqLen is the tokens per example.
+	SeqLen() int
+	// At returns example i's inputs and targets, each SeqLen long.
+	At(i int) (ids, targets []int)
+}
+
 // Sequences are fixed-length training examples cut from a token stream:
 // example i is stream[i·T : i·T+T+1], inputs its first T tokens and targets
 // its last T (the next token of each).
@@ -40,6 +52,9 @@ func Pack(stream []int, seqLen int) (Sequences, error) {
 // Len is the number of sequences.
 func (s Sequences) Len() int { return (len(s.stream) - 1) / s.T }
 
+// SeqLen is T.
+func (s Sequences) SeqLen() int { return s.T }
+
 // Tokens is the number of tokens in the stream.
 func (s Sequences) Tokens() int { return len(s.stream) }
 
@@ -54,7 +69,7 @@ func (s Sequences) At(i int) (ids, targets []int) {
 // perm_e a permutation seeded by (seed, e). A run resumed at step s sees the
 // batches an uninterrupted run would, without saving any data state.
 type Batcher struct {
-	seqs  Sequences
+	seqs  Dataset
 	batch int
 	seed  int64
 	epoch int
@@ -62,9 +77,12 @@ type Batcher struct {
 }
 
 // NewBatcher returns a batcher of batch sequences per step.
-func NewBatcher(seqs Sequences, batch int, seed int64) (*Batcher, error) {
+func NewBatcher(seqs Dataset, batch int, seed int64) (*Batcher, error) {
 	if batch < 1 {
 		return nil, errors.Errorf("batcher: batch must be >= 1, got %d", batch)
+	}
+	if seqs.Len() < 1 {
+		return nil, errors.New("batcher: the dataset is empty")
 	}
 	return &Batcher{seqs: seqs, batch: batch, seed: seed, epoch: -1}, nil
 }
@@ -83,3 +101,32 @@ func (b *Batcher) Batch(step int) (ids, targets [][]int) {
 	}
 	return ids, targets
 }
+
+// Examples is a Dataset held as explicit rows, for synthetic tasks whose
+// targets are not the shifted inputs (MQAR).
+type Examples struct {
+	IDs, Targets [][]int
+}
+
+// NewExamples checks that every row has the same length as the first and
+// its targets; no rows is an error.
+func NewExamples(ids, targets [][]int) (Examples, error) {
+	if len(ids) == 0 || len(ids) != len(targets) {
+		return Examples{}, errors.Errorf("examples: %d input rows and %d target rows (need the same, at least one)", len(ids), len(targets))
+	}
+	for i := range ids {
+		if len(ids[i]) != len(ids[0]) || len(targets[i]) != len(ids[0]) {
+			return Examples{}, errors.Errorf("examples: row %d has %d inputs and %d targets, row 0 has %d", i, len(ids[i]), len(targets[i]), len(ids[0]))
+		}
+	}
+	return Examples{IDs: ids, Targets: targets}, nil
+}
+
+// Len is the number of rows.
+func (e Examples) Len() int { return len(e.IDs) }
+
+// SeqLen is the length of a row.
+func (e Examples) SeqLen() int { return len(e.IDs[0]) }
+
+// At returns row i.
+func (e Examples) At(i int) (ids, targets []int) { return e.IDs[i], e.Targets[i] }

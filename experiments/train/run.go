@@ -59,14 +59,20 @@ type Result struct {
 	WallSeconds  float64 `json:"wall_seconds"`
 	Params       int64   `json:"params"`
 	ActiveParams int64   `json:"active_params"`
+	// Measures are what Run.Measure found on the trained model (MQAR
+	// accuracy, perplexity per evaluation length, …), by name.
+	Measures map[string]float64 `json:"measures,omitempty"`
 }
 
 // Run trains Model on Train (validating on Valid) into the folder Dir.
 type Run struct {
 	Dir    string
 	Config RunConfig
-	Train  data.Sequences
-	Valid  data.Sequences
+	Train  data.Dataset
+	Valid  data.Dataset
+	// Measure, when set, is called on the trained model after the last
+	// step; what it returns is saved in result.json as Measures.
+	Measure func(m *graph.Model) (map[string]float64, error)
 	// Progress receives a progress bar (on a terminal) or plain lines.
 	Progress io.Writer
 	// StopAfter, when > 0, stops the run after that many steps of this
@@ -79,20 +85,17 @@ type Run struct {
 // resume is not set, is an error before any work; a finished run with
 // resume returns its saved result.
 func (r *Run) Start(resume bool) (Result, error) {
-	cfg := r.Config
-	cfg.Train = cfg.Train.Resolved()
-	cfg.Model = cfg.Model.Resolved()
-	if err := cfg.Train.Validate(); err != nil {
-		return Result{}, err
-	}
-	if cfg.Train.SeqLen != r.Train.T || cfg.Train.SeqLen != r.Valid.T {
-		return Result{}, errors.Errorf("run: sequences of %d/%d tokens, the config says %d", r.Train.T, r.Valid.T, cfg.Train.SeqLen)
-	}
-	cfgJSON, err := json.MarshalIndent(cfg, "", "  ")
+	cfg, cfgJSON, err := r.Config.Canonical()
 	if err != nil {
 		return Result{}, err
 	}
-	if done, res, err := r.checkFolder(cfgJSON, resume); err != nil || done {
+	if r.Train == nil || r.Valid == nil || r.Train.Len() == 0 || r.Valid.Len() == 0 {
+		return Result{}, errors.New("run: no training or no validation examples")
+	}
+	if cfg.Train.SeqLen != r.Train.SeqLen() || cfg.Train.SeqLen != r.Valid.SeqLen() {
+		return Result{}, errors.Errorf("run: sequences of %d/%d tokens, the config says %d", r.Train.SeqLen(), r.Valid.SeqLen(), cfg.Train.SeqLen)
+	}
+	if done, res, err := CheckFolder(r.Dir, cfgJSON, resume); err != nil || done {
 		return res, err
 	}
 	m, err := graph.New(cfg.Model)
@@ -121,13 +124,28 @@ func (r *Run) Start(resume bool) (Result, error) {
 	return r.loop(m, opt, cfg, start)
 }
 
-// checkFolder refuses a folder of another config or an unfinished run
-// without resume; done is set when the run is already finished.
-func (r *Run) checkFolder(cfgJSON []byte, resume bool) (done bool, res Result, err error) {
-	old, err := os.ReadFile(filepath.Join(r.Dir, RunConfigFile))
+// Canonical returns the config with every default filled in, validated,
+// and its JSON as config.json holds it.
+func (c RunConfig) Canonical() (RunConfig, []byte, error) {
+	c.Train = c.Train.Resolved()
+	c.Model = c.Model.Resolved()
+	if err := c.Train.Validate(); err != nil {
+		return c, nil, err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	return c, b, errors.Wrap(err, "run config")
+}
+
+// CheckFolder says, without changing anything, whether dir may hold the
+// run whose config.json is cfgJSON: it refuses a folder of another config,
+// a non-empty folder with no config, and a finished or unfinished run when
+// resume is not set; done is set (with the saved result) when the run is
+// finished and resume is set.
+func CheckFolder(dir string, cfgJSON []byte, resume bool) (done bool, res Result, err error) {
+	old, err := os.ReadFile(filepath.Join(dir, RunConfigFile))
 	if os.IsNotExist(err) {
-		if entries, _ := os.ReadDir(r.Dir); len(entries) > 0 && !resume {
-			return false, res, errors.Errorf("run folder %s is not empty and holds no run config: choose another --out", r.Dir)
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 && !resume {
+			return false, res, errors.Errorf("run folder %s is not empty and holds no run config: choose another --out", dir)
 		}
 		return false, res, nil
 	}
@@ -135,17 +153,17 @@ func (r *Run) checkFolder(cfgJSON []byte, resume bool) (done bool, res Result, e
 		return false, res, errors.Wrap(err, "run folder")
 	}
 	if !bytes.Equal(bytes.TrimSpace(old), bytes.TrimSpace(cfgJSON)) {
-		return false, res, errors.Errorf("run folder %s holds a run of another config (%s differs): choose another --out; nothing was changed", r.Dir, RunConfigFile)
+		return false, res, errors.Errorf("run folder %s holds a run of another config (%s differs): choose another --out; nothing was changed", dir, RunConfigFile)
 	}
-	if b, err := os.ReadFile(filepath.Join(r.Dir, ResultFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, ResultFile)); err == nil {
 		if !resume {
-			return false, res, errors.Errorf("run folder %s holds a finished run: pass --resume to reuse it or choose another --out", r.Dir)
+			return false, res, errors.Errorf("run folder %s holds a finished run: pass --resume to reuse it or choose another --out", dir)
 		}
 		err := json.Unmarshal(b, &res)
-		return true, res, errors.Wrapf(err, "run folder %s: %s", r.Dir, ResultFile)
+		return true, res, errors.Wrapf(err, "run folder %s: %s", dir, ResultFile)
 	}
 	if !resume {
-		return false, res, errors.Errorf("run folder %s holds an unfinished run: pass --resume to continue it or choose another --out", r.Dir)
+		return false, res, errors.Errorf("run folder %s holds an unfinished run: pass --resume to continue it or choose another --out", dir)
 	}
 	return false, res, nil
 }
@@ -329,13 +347,54 @@ func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result
 	res.Steps = tc.Steps
 	res.WallSeconds = time.Since(began).Seconds()
 	res.TokensPerS = tokens * float64(tc.Steps-start) / res.WallSeconds
-	rj, _ := json.MarshalIndent(res, "", "  ")
-	return res, atomicfile.WriteBytes(filepath.Join(r.Dir, ResultFile), append(rj, '\n'))
+	if r.Measure != nil {
+		if res.Measures, err = r.Measure(m); err != nil {
+			return res, errors.Wrap(err, "measuring the trained model")
+		}
+	}
+	return res, WriteResult(r.Dir, res)
+}
+
+// WriteResult writes res as dir/result.json, atomically.
+func WriteResult(dir string, res Result) error {
+	rj, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return errors.Wrap(err, "result")
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, ResultFile), append(rj, '\n'))
+}
+
+// ReadResult reads dir/result.json.
+func ReadResult(dir string) (Result, error) {
+	var res Result
+	b, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	if err != nil {
+		return res, errors.Wrap(err, "result")
+	}
+	return res, errors.Wrapf(json.Unmarshal(b, &res), "%s", filepath.Join(dir, ResultFile))
+}
+
+// ReadMetrics reads the complete lines of dir/metrics.jsonl.
+func ReadMetrics(dir string) ([]Metrics, error) {
+	b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		return nil, errors.Wrap(err, "metrics")
+	}
+	var out []Metrics
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var m Metrics
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step > 0 {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // evaluate is the mean cross-entropy over the first EvalBatches batches of
 // the validation sequences, in order (wrapping when there are fewer).
-func evaluate(p *program, valid data.Sequences, tc Config) (float64, error) {
+func evaluate(p *program, valid data.Dataset, tc Config) (float64, error) {
 	var sum float64
 	n := valid.Len()
 	for e := 0; e < tc.EvalBatches; e++ {

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
+)
+
+// runList is `wm list`: the experiments, their arms at each preset and the
+// papers they reproduce.
+func runList(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wm list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	arms := fs.String("arms", "", "also list the arms of each experiment at this preset")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *arms != "" {
+		if err := experiments.CheckPreset(*arms); err != nil {
+			fmt.Fprintf(stderr, "wm list: %v\n", err)
+			return 2
+		}
+	}
+	fmt.Fprintf(stdout, "presets: %s\n\n", strings.Join(experiments.Presets, ", "))
+	for _, name := range experiments.Names() {
+		d, _ := experiments.Lookup(name)
+		fmt.Fprintf(stdout, "%-14s %s\n%-14s (%s)\n", d.Name, d.Title, "", d.Reference)
+		if *arms != "" {
+			as, err := d.Expand(*arms)
+			if err != nil {
+				fmt.Fprintf(stderr, "wm list: %v\n", err)
+				return 1
+			}
+			for _, a := range as {
+				fmt.Fprintf(stdout, "%-14s   %s\n", "", a.Name)
+			}
+		}
+	}
+	return 0
+}
+
+// runExperiment is `wm run NAME --preset P --out DIR [--seeds N] [--resume]`.
+func runExperiment(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wm run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		preset = fs.String("preset", experiments.Tiny, "size: "+strings.Join(experiments.Presets, ", "))
+		out    = fs.String("out", "", "results folder (required); results go to OUT/NAME/PRESET/ARM/seed-S")
+		seeds  = fs.Int("seeds", 1, "seeds per arm; the table gives mean ± sd")
+		resume = fs.Bool("resume", false, "continue unfinished arms and reuse finished ones")
+		only   = fs.String("arms", "", "comma-separated arm names to run (default: all; see wm list --arms PRESET)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--resume]")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return 2
+	}
+	name := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "wm run: %v\n", err)
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(2, errors.Errorf("unexpected arguments %v (flags go after the experiment name)", fs.Args()))
+	}
+	def, err := experiments.Lookup(name)
+	if err != nil {
+		return fail(2, err)
+	}
+	if err := experiments.CheckPreset(*preset); err != nil {
+		return fail(2, err)
+	}
+	if *out == "" {
+		return fail(2, errors.New("--out is required"))
+	}
+	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr}
+	if *only != "" {
+		r.Arms = strings.Split(*only, ",")
+	}
+	rep, err := r.Run(def)
+	if rep != nil {
+		printReport(stdout, rep)
+	}
+	if err != nil {
+		var re *experiments.RunError
+		if errors.As(err, &re) {
+			return fail(1, err)
+		}
+		return fail(2, err)
+	}
+	return 0
+}
+
+// runReport is `wm report DIR`: rebuilds every table and plot under DIR
+// from saved results.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wm report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: wm report DIR (a results folder of wm run --out)") }
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	dir := fs.Arg(0)
+	found, err := findResults(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "wm report: %v\n", err)
+		return 2
+	}
+	for _, f := range found {
+		rep, err := experiments.WriteReport(dir, f.def, f.preset)
+		if err != nil {
+			fmt.Fprintf(stderr, "wm report: %s at %s: %v\n", f.def.Name, f.preset, err)
+			return 1
+		}
+		printReport(stdout, rep)
+	}
+	return 0
+}
+
+type found struct {
+	def    *experiments.Definition
+	preset string
+}
+
+// findResults lists the experiment/preset folders under dir.
+func findResults(dir string) ([]found, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, errors.Errorf("%s: %v", dir, errors.Cause(err))
+	}
+	if !st.IsDir() {
+		return nil, errors.Errorf("%s is not a folder", dir)
+	}
+	var out []found
+	for _, name := range experiments.Names() {
+		def, _ := experiments.Lookup(name)
+		for _, p := range experiments.Presets {
+			if st, err := os.Stat(filepath.Join(dir, name, p)); err == nil && st.IsDir() {
+				out = append(out, found{def, p})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.Errorf("%s holds no results of wm run (expected folders NAME/PRESET with NAME one of %s)", dir, strings.Join(experiments.Names(), ", "))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].def.Name+out[i].preset < out[j].def.Name+out[j].preset })
+	return out, nil
+}
+
+func printReport(w io.Writer, rep *experiments.Report) {
+	fmt.Fprint(w, rep.Markdown)
+	fmt.Fprintf(w, "\nwrote %s, %s", rep.Table, rep.CSV)
+	if len(rep.Plots) > 0 {
+		fmt.Fprintf(w, " and %d plot file(s) under %s", len(rep.Plots), filepath.Join(rep.Dir, "plots"))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+}

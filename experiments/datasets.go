@@ -1,0 +1,155 @@
+package experiments
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/eval"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+)
+
+// Seeds of the generated data, apart from the training seed so that the
+// test examples never change with it.
+const (
+	mqarTrainSeed    = 1_000
+	mqarTestSeed     = 2_000
+	passkeyTrainSeed = 3_000
+	passkeyTestSeed  = 4_000
+)
+
+// datasets builds and caches the data of a sweep: the KJV byte streams
+// once, packed sequences once per length.
+type datasets struct {
+	trainIDs, validIDs []int
+	packed             map[int][2]data.Sequences
+}
+
+func newDatasets() *datasets { return &datasets{packed: map[int][2]data.Sequences{}} }
+
+// kjv returns the KJV train and validation sequences of length t (the
+// last 4 books are validation; byte tokens).
+func (d *datasets) kjv(t int) (train, valid data.Sequences, err error) {
+	if d.trainIDs == nil {
+		tr, va, err := data.KJVSplit()
+		if err != nil {
+			return train, valid, err
+		}
+		tok := data.ByteTokenizer{}
+		d.trainIDs, d.validIDs = data.Encode(tok, []string{tr}), data.Encode(tok, []string{va})
+	}
+	if p, ok := d.packed[t]; ok {
+		return p[0], p[1], nil
+	}
+	if train, err = data.Pack(d.trainIDs, t); err != nil {
+		return train, valid, errors.Wrap(err, "kjv train")
+	}
+	if valid, err = data.Pack(d.validIDs, t); err != nil {
+		return train, valid, errors.Wrap(err, "kjv validation")
+	}
+	d.packed[t] = [2]data.Sequences{train, valid}
+	return train, valid, nil
+}
+
+// prepare gives run its data and, for tasks measured after training, its
+// Measure.
+func (d *datasets) prepare(run *train.Run, a Arm, seed int) error {
+	t := a.Train.SeqLen
+	switch a.Task {
+	case TaskLM:
+		tr, va, err := d.kjv(t)
+		run.Train, run.Valid = tr, va
+		return err
+	case TaskMQAR:
+		q := a.MQAR
+		tr, err := data.NewMQARSet(t, q.Vocab, q.TrainExamples, mqarTrainSeed+int64(seed))
+		if err != nil {
+			return err
+		}
+		te, err := data.NewMQARSet(t, q.Vocab, q.TestExamples, mqarTestSeed)
+		if err != nil {
+			return err
+		}
+		test := te.Examples()
+		run.Train, run.Valid = tr, test
+		run.Measure = func(m *graph.Model) (map[string]float64, error) {
+			acc, err := eval.MQARAccuracy(m, test, a.Train.Batch)
+			return map[string]float64{"accuracy": acc}, err
+		}
+		return nil
+	case TaskExtrapolation:
+		return d.prepareExtrapolation(run, a, seed)
+	}
+	return errors.Errorf("task %q does not train", a.Task)
+}
+
+// prepareExtrapolation trains on KJV plus a share of passkey sequences and
+// measures perplexity and passkey accuracy at each factor of the length.
+func (d *datasets) prepareExtrapolation(run *train.Run, a Arm, seed int) error {
+	t, e := a.Train.SeqLen, a.Extrapolation
+	tr, va, err := d.kjv(t)
+	if err != nil {
+		return err
+	}
+	n := int(float64(tr.Len()) * e.PasskeyShare / (1 - e.PasskeyShare))
+	if n < 1 {
+		run.Train = tr
+	} else {
+		pk, err := data.NewPasskeySet(t, n, passkeyTrainSeed+int64(seed), data.ByteTokenizer{})
+		if err != nil {
+			return err
+		}
+		if run.Train, err = data.NewConcat(tr, pk); err != nil {
+			return err
+		}
+	}
+	run.Valid = va
+	maxLen := t * e.Factors[len(e.Factors)-1]
+	stream := d.validIDs
+	if need := maxLen + 4*e.Stride + 1; len(stream) > need {
+		stream = stream[:need]
+	}
+	if len(stream) < maxLen+1 {
+		return errors.Errorf("extrapolation: the validation text has %d tokens, fewer than the longest window %d", len(stream), maxLen)
+	}
+	run.Measure = func(m *graph.Model) (map[string]float64, error) {
+		out := map[string]float64{}
+		for _, f := range e.Factors {
+			L := f * t
+			ppl, err := eval.SlidingWindowPPL(m, stream, L, e.Stride)
+			if err != nil {
+				return nil, err
+			}
+			r := rand.New(rand.NewSource(passkeyTestSeed + int64(L)))
+			var exs []data.PasskeyExample
+			for i := 0; i < e.Passkeys; i++ {
+				ex, err := data.Passkey(r, L-32)
+				if err != nil {
+					return nil, err
+				}
+				exs = append(exs, ex)
+			}
+			acc, err := eval.PasskeyAccuracy(m, data.ByteTokenizer{}, exs)
+			if err != nil {
+				return nil, err
+			}
+			out[fmt.Sprintf("ppl@%d", L)], out[fmt.Sprintf("passkey@%d", L)] = ppl, acc
+		}
+		return out, nil
+	}
+	return nil
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,247 @@
+package experiments
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+)
+
+// The presets of SPEC §7: tiny runs a whole table in under a minute (CI),
+// small about half an hour a table on a 2-core machine, paper at the
+// papers' sizes.
+const (
+	Tiny  = "tiny"
+	Small = "small"
+	Paper = "paper"
+)
+
+// Presets lists the preset names in size order.
+var Presets = []string{Tiny, Small, Paper}
+
+// Task is what the runner does with an arm.
+type Task string
+
+// The tasks.
+const (
+	// TaskLM trains on the embedded KJV (byte tokens) and reports the
+	// validation perplexity.
+	TaskLM Task = "lm"
+	// TaskMQAR trains on MQAR examples and reports accuracy on held-out ones.
+	TaskMQAR Task = "mqar"
+	// TaskExtrapolation trains on KJV mixed with passkey prompts at one
+	// length, then measures sliding-window perplexity and passkey accuracy
+	// at multiples of it.
+	TaskExtrapolation Task = "extrapolation"
+	// TaskThroughput times training and evaluation steps, no training.
+	TaskThroughput Task = "throughput"
+	// TaskParams counts parameters, no training.
+	TaskParams Task = "params"
+)
+
+// Label is one grouping key of an arm ("variant" = "rope").
+type Label struct {
+	Key, Value string
+}
+
+// Arm is one configuration of an experiment.
+type Arm struct {
+	// Name is the arm's folder name, unique within the experiment.
+	Name string
+	// Labels group the arm in tables and plots, in column order.
+	Labels []Label
+	Task   Task
+	Model  graph.Config
+	// Train is the training config (TaskLM, TaskMQAR, TaskExtrapolation).
+	Train train.Config
+	// MQAR sizes the task's data (TaskMQAR).
+	MQAR MQARData
+	// Extrapolation lists the evaluation lengths (TaskExtrapolation).
+	Extrapolation ExtrapolationData
+	// Throughput lists the lengths to time (TaskThroughput).
+	Throughput ThroughputData
+	// Paper holds the paper's numbers for this arm, by column key.
+	Paper map[string]float64
+	// Values are measures known before running (the CDMoE ratio of the
+	// pattern), by column key.
+	Values map[string]float64
+}
+
+// Label returns the value of the label key, "" when the arm has none.
+func (a Arm) Label(key string) string {
+	for _, l := range a.Labels {
+		if l.Key == key {
+			return l.Value
+		}
+	}
+	return ""
+}
+
+// MQARData sizes an MQAR arm (Wonderful Matrices Table 5).
+type MQARData struct {
+	Vocab         int `json:"vocab"`
+	TrainExamples int `json:"train_examples"`
+	TestExamples  int `json:"test_examples"`
+}
+
+// ExtrapolationData sets an extrapolation arm's evaluation (CoCA §4.1–4.2).
+type ExtrapolationData struct {
+	// Factors multiply the training length to give the evaluation lengths.
+	Factors []int `json:"factors"`
+	// Stride of the sliding window (CoCA: 512, the training length).
+	Stride int `json:"stride"`
+	// Passkeys is the number of passkey prompts per length.
+	Passkeys int `json:"passkeys"`
+	// PasskeyShare of the training sequences are passkey prompts.
+	PasskeyShare float64 `json:"passkey_share"`
+}
+
+// ThroughputData sets a throughput arm (Wonderful Matrices Figure 6).
+type ThroughputData struct {
+	SeqLens []int `json:"seq_lens"`
+	// Tokens per timed step: the batch is Tokens / seq_len (at least 1).
+	Tokens int `json:"tokens"`
+	Reps   int `json:"reps"`
+}
+
+// Column is a column of an experiment's table: a measured value and,
+// when the paper reports one, the paper's.
+type Column struct {
+	// Title heads the measured column; the paper's is "paper " + Title.
+	Title string
+	// Key names the measure: a field of the result ("val_ppl",
+	// "tokens_per_s", "steps_per_s", "params", "active_params"), a key of
+	// its Measures or of Arm.Values; "" for a column of the paper alone.
+	Key string
+	// Paper is the key into Arm.Paper; "" when the paper has no column.
+	Paper string
+	// Digits after the decimal point.
+	Digits int
+}
+
+// PlotKind is a kind of figure the report draws.
+type PlotKind int
+
+// The figures.
+const (
+	// PlotCurves draws validation perplexity against step, a line per arm.
+	PlotCurves PlotKind = iota
+	// PlotBars draws one measure per arm beside the paper's bars.
+	PlotBars
+	// PlotMeasureLines draws the measures "Prefix@X" against X, a line per arm.
+	PlotMeasureLines
+	// PlotLabelLines draws Y against the numeric label X, a line per value
+	// of the label Series, one figure per value of the label Panel.
+	PlotLabelLines
+)
+
+// Plot is a figure of an experiment's report.
+type Plot struct {
+	Kind PlotKind
+	// File is the base name under plots/ (".png" and ".svg" are added).
+	File          string
+	Title         string
+	XLabel        string
+	YLabel        string
+	LogX, LogY    bool
+	Key, PaperKey string // PlotBars: the measure and the paper's key
+	Prefix        string // PlotMeasureLines
+	X, Series     string // PlotLabelLines: label keys
+	Y             string // PlotLabelLines: the measure
+	Panel         string // PlotLabelLines: label key, "" for one figure
+}
+
+// Definition is a named, versioned experiment.
+type Definition struct {
+	Name    string
+	Version int
+	// Title is one line for `wm list`.
+	Title string
+	// Reference names the papers' tables or figures it reproduces.
+	Reference string
+	// Notes are printed under the table (what the paper's column means,
+	// what cannot be reproduced).
+	Notes []string
+	// Arms expands a preset into the arms; it is called with a known preset.
+	Arms    func(preset string) ([]Arm, error)
+	Columns []Column
+	// PresetColumns, when set, adds columns that depend on the preset (one
+	// per sequence length).
+	PresetColumns func(preset string) []Column
+	Plots         []Plot
+}
+
+// ColumnsAt returns the table columns at preset.
+func (d *Definition) ColumnsAt(preset string) []Column {
+	cols := append([]Column{}, d.Columns...)
+	if d.PresetColumns != nil {
+		cols = append(cols, d.PresetColumns(preset)...)
+	}
+	return cols
+}
+
+var registry = map[string]*Definition{}
+
+// Register adds a definition; a second one of the same name panics (a
+// programming error, found at start-up).
+func Register(d *Definition) {
+	if _, dup := registry[d.Name]; dup {
+		panic("experiments: " + d.Name + " registered twice")
+	}
+	registry[d.Name] = d
+}
+
+// Names lists the registered experiments, sorted.
+func Names() []string {
+	var out []string
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the definition of name, or an error listing the valid ones.
+func Lookup(name string) (*Definition, error) {
+	d, ok := registry[name]
+	if !ok {
+		return nil, errors.Errorf("experiment %q does not exist; the experiments are: %s", name, strings.Join(Names(), ", "))
+	}
+	return d, nil
+}
+
+// CheckPreset returns an error naming the valid presets when p is not one.
+func CheckPreset(p string) error {
+	for _, q := range Presets {
+		if p == q {
+			return nil
+		}
+	}
+	return errors.Errorf("preset %q does not exist; the presets are: %s", p, strings.Join(Presets, ", "))
+}
+
+// Expand returns the arms of d at preset, checked: names unique and
+// non-empty, every model config valid.
+func (d *Definition) Expand(preset string) ([]Arm, error) {
+	if err := CheckPreset(preset); err != nil {
+		return nil, err
+	}
+	arms, err := d.Arms(preset)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s at %s", d.Name, preset)
+	}
+	seen := map[string]bool{}
+	for i, a := range arms {
+		if a.Name == "" || strings.ContainsAny(a.Name, `/\ `) || seen[a.Name] {
+			return nil, errors.Errorf("%s at %s: arm %d has a missing, duplicate or unsafe name %q", d.Name, preset, i, a.Name)
+		}
+		seen[a.Name] = true
+		if err := a.Model.Resolved().Validate(); err != nil {
+			return nil, errors.Wrapf(err, "%s at %s: arm %s", d.Name, preset, a.Name)
+		}
+	}
+	return arms, nil
+}

@@ -1,0 +1,72 @@
+package experiments
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+)
+
+// table2 is Wonderful Matrices Table 2: MLP (M) against CDMoE (E) as the
+// state transformation, six patterns at equal parameters ("we strictly
+// construct different models with the same number of parameters"): every
+// arm with E has its CDMoE shared width (cdmoe.d_ff) matched to the
+// all-MLP arm's total within 1% (graph.Match). At n pairs the six patterns
+// keep the paper's shape: the paper's n = 8 is "SMSMSMSMSMSMSMA" and so on.
+func init() {
+	Register(&Definition{
+		Name: "table2", Version: 1,
+		Title:     "MLP vs CDMoE ratio: the six patterns of WM Table 2 at equal parameters",
+		Reference: "Wonderful Matrices Table 2",
+		Notes: []string{
+			"paper ppl: WM Table 2 (sequence length 8192, 16 sublayers). The paper gives 37.5% for \"SM SE SE SE SE SE SE AE\", which has 7 CDMoE of 16 sublayers (43.75%); the ratio column here is counted from the pattern.",
+			"every arm is matched in total parameters to the all-MLP arm through cdmoe.d_ff (within 1%).",
+		},
+		Arms:    table2Arms,
+		Columns: append([]Column{{Title: "CDMoE ratio", Key: "cdmoe_ratio", Digits: 4}}, lmColumns(false)...),
+		Plots:   lmPlots,
+	})
+}
+
+func table2Arms(preset string) ([]Arm, error) {
+	s := lmSizes[preset]
+	n := max(s.Pairs, 3)
+	rows := []struct {
+		paper, pattern string
+		ppl            float64
+	}{
+		{"SMSMSMSMSMSMSMA", join(pairs("S", "M", n-1), "AM"), 8.18},
+		{"SE SMSMSMSMSMSMA", join("SE", pairs("S", "M", n-2), "AM"), 8.06},
+		{"SMSMSMSMSMSMSMAE", join(pairs("S", "M", n-1), "AE"), 8.12},
+		{"SE SMSMSMSMSMSMAE", join("SE", pairs("S", "M", n-2), "AE"), 7.96},
+		{"SM SE SE SE SE SE SE AE", join("SM", pairs("S", "E", n-2), "AE"), 7.52},
+		{"SE SE SE SE SE SE SE AE", join(pairs("S", "E", n-1), "AE"), 7.49},
+	}
+	var arms []Arm
+	var target int64
+	for i, r := range rows {
+		m := s.model(r.pattern)
+		m.SSD.Variant = "rope"
+		if i == 0 {
+			var err error
+			if target, _, err = graph.CountConfig(m); err != nil {
+				return nil, err
+			}
+		} else {
+			var err error
+			if m, err = graph.Match(m, graph.KnobCDMoEWidth, target, false); err != nil {
+				return nil, errors.Wrapf(err, "arm %d (%s)", i+1, r.pattern)
+			}
+		}
+		letters, err := graph.ExpandPattern(r.pattern)
+		if err != nil {
+			return nil, err
+		}
+		a := s.lmArm(fmt.Sprintf("row%d", i+1), m, Label{"paper pattern", r.paper}, Label{"pattern", r.pattern})
+		a.Paper = map[string]float64{"ppl": r.ppl}
+		a.Values = map[string]float64{"cdmoe_ratio": graph.CDMoERatio(letters)}
+		arms = append(arms, a)
+	}
+	return arms, nil
+}

@@ -1,0 +1,77 @@
+package train
+
+import (
+	"math/rand"
+	"time"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+)
+
+// Throughput is what MeasureThroughput found, in tokens per second.
+type Throughput struct {
+	// Train is forward + backward + the AdamW update.
+	Train float64 `json:"train_tokens_per_s"`
+	// Eval is the forward pass and the loss only.
+	Eval float64 `json:"eval_tokens_per_s"`
+}
+
+// MeasureThroughput times reps training steps and reps evaluation passes
+// of a freshly initialised model on random tokens of [batch, seqLen], after
+// one untimed warm-up of each (Wonderful Matrices Figure 6 and TransXSSM
+// Figure 4 time the same two paths). It uses float32, like training.
+func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (Throughput, error) {
+	if batch < 1 || seqLen < 1 || reps < 1 {
+		return Throughput{}, errors.Errorf("throughput: batch %d, seq_len %d and reps %d must be >= 1", batch, seqLen, reps)
+	}
+	m, err := graph.New(cfg)
+	if err != nil {
+		return Throughput{}, err
+	}
+	if err := m.Init(tensor.Float32, seed); err != nil {
+		return Throughput{}, err
+	}
+	r := rand.New(rand.NewSource(seed))
+	ids, targets := make([][]int, batch), make([][]int, batch)
+	for i := range ids {
+		ids[i], targets[i] = make([]int, seqLen), make([]int, seqLen)
+		for j := range ids[i] {
+			ids[i][j], targets[i][j] = r.Intn(m.Config.Vocab), r.Intn(m.Config.Vocab)
+		}
+	}
+	var out Throughput
+	for _, withGrad := range []bool{true, false} {
+		p, err := compile(m, batch, seqLen, withGrad)
+		if err != nil {
+			return Throughput{}, err
+		}
+		opt := NewAdamW(m.Params(), 0.01)
+		grads := make([]any, len(p.grads))
+		var elapsed time.Duration
+		for i := 0; i <= reps; i++ {
+			t0 := time.Now()
+			if _, _, err := p.run(ids, targets); err != nil {
+				return Throughput{}, errors.Wrap(err, "throughput")
+			}
+			if withGrad {
+				for j, g := range p.grads {
+					grads[j] = g.Value().Data()
+				}
+				opt.Update(p.params, grads, 1, 1e-4)
+			}
+			p.reset()
+			if i > 0 {
+				elapsed += time.Since(t0)
+			}
+		}
+		tps := float64(batch*seqLen*reps) / elapsed.Seconds()
+		if withGrad {
+			out.Train = tps
+		} else {
+			out.Eval = tps
+		}
+	}
+	return out, nil
+}
