@@ -153,3 +153,37 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// checkData finds, before any work, the data settings that would fail
+// mid-sweep: an MQAR length or vocabulary that cannot hold its pairs, a
+// passkey prompt that does not fit the training or an evaluation length.
+func (a Arm) checkData() error {
+	t := a.Train.SeqLen
+	switch a.Task {
+	case TaskMQAR:
+		q := a.MQAR
+		if q.TrainExamples < 1 || q.TestExamples < 1 {
+			return errors.Errorf("mqar: %d training and %d test examples, need at least 1 of each", q.TrainExamples, q.TestExamples)
+		}
+		_, err := data.NewMQARSet(t, q.Vocab, 1, 0)
+		return err
+	case TaskExtrapolation:
+		e := a.Extrapolation
+		if len(e.Factors) == 0 || e.Stride < 1 || e.Stride > t || e.PasskeyShare < 0 || e.PasskeyShare >= 1 || e.Passkeys < 1 {
+			return errors.Errorf("extrapolation: factors %v, stride %d (need 1..%d), passkey share %v (need [0, 1)) and %d passkeys (need >= 1)", e.Factors, e.Stride, t, e.PasskeyShare, e.Passkeys)
+		}
+		if _, err := data.NewPasskeySet(t, 1, 0, data.ByteTokenizer{}); err != nil {
+			return err
+		}
+		for i, f := range e.Factors {
+			if f < 1 || (i > 0 && f <= e.Factors[i-1]) {
+				return errors.Errorf("extrapolation: factors %v must be >= 1 and increasing", e.Factors)
+			}
+		}
+	case TaskThroughput:
+		if len(a.Throughput.SeqLens) == 0 || a.Throughput.Tokens < 1 || a.Throughput.Reps < 1 {
+			return errors.Errorf("throughput: sequence lengths %v, %d tokens and %d reps: need lengths and both >= 1", a.Throughput.SeqLens, a.Throughput.Tokens, a.Throughput.Reps)
+		}
+	}
+	return nil
+}

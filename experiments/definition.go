@@ -242,6 +242,9 @@ func (d *Definition) Expand(preset string) ([]Arm, error) {
 		if err := a.Model.Resolved().Validate(); err != nil {
 			return nil, errors.Wrapf(err, "%s at %s: arm %s", d.Name, preset, a.Name)
 		}
+		if err := a.checkData(); err != nil {
+			return nil, errors.Wrapf(err, "%s at %s: arm %s", d.Name, preset, a.Name)
+		}
 	}
 	return arms, nil
 }

@@ -43,7 +43,7 @@ type extrapolationSize struct {
 }
 
 var extrapolationSizes = map[string]extrapolationSize{
-	Tiny:  {lm: lmSize{DModel: 32, Heads: 2, Pairs: 1, Steps: 30, Batch: 4, SeqLen: 320, LR: 3e-3, EvalEvery: 10, EvalBatches: 1}, factors: []int{1, 2, 4}, passkeys: 2},
+	Tiny:  {lm: lmSize{DModel: 32, Heads: 2, Pairs: 1, Steps: 30, Batch: 4, SeqLen: 384, LR: 3e-3, EvalEvery: 10, EvalBatches: 1}, factors: []int{1, 2, 4}, passkeys: 2},
 	Small: {lm: lmSize{DModel: 64, Heads: 4, Pairs: 2, Steps: 500, Batch: 8, SeqLen: 512, LR: 2e-3, EvalEvery: 50, EvalBatches: 4}, factors: []int{1, 2, 4, 8, 16}, passkeys: 10},
 	// paper: CoCA's RoFormer-350M (d 1024, 24 layers, 16 heads), 512 tokens.
 	Paper: {lm: lmSize{DModel: 1024, Heads: 16, Pairs: 24, Steps: 20000, Batch: 32, SeqLen: 512, LR: 3e-4, EvalEvery: 1000, EvalBatches: 16}, factors: []int{1, 2, 4, 8, 16, 32, 64}, passkeys: 100},

@@ -39,8 +39,19 @@ func (s lmSize) model(pattern string) graph.Config {
 	return graph.Config{
 		Pattern: pattern, Vocab: data.ByteVocab, DModel: s.DModel, Heads: s.Heads,
 		MaxPosition: s.SeqLen,
-		CDMoE:       layers.CDMoEConfig{Experts: s.Experts},
+		CDMoE:       cdmoeAt(s.DModel, s.Experts),
 	}
+}
+
+// cdmoeAt scales CDMoE's retrieval to a small model: retrieval dim
+// d_model/2 up to the default 64, top-k up to the default 8 but at most
+// sqrt(experts).
+func cdmoeAt(dModel, experts int) layers.CDMoEConfig {
+	k := 1
+	for (k+1)*(k+1) <= experts {
+		k++
+	}
+	return layers.CDMoEConfig{Experts: experts, RetDim: min(64, dModel/2), TopK: min(8, k)}
 }
 
 // train is the training config at this size.

@@ -31,6 +31,11 @@ func init() {
 
 func table2Arms(preset string) ([]Arm, error) {
 	s := lmSizes[preset]
+	if preset == Paper {
+		// With 1024 experts at d_model 256 a CDMoE's expert table alone
+		// outweighs the MLP it must match; 256 leaves room for d_ff.
+		s.Experts = 256
+	}
 	n := max(s.Pairs, 3)
 	rows := []struct {
 		paper, pattern string

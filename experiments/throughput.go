@@ -5,7 +5,6 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
-	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 )
 
 // throughput is Wonderful Matrices Figure 6 and TransXSSM Figure 4: the
@@ -65,7 +64,7 @@ func throughputArms(preset string) ([]Arm, error) {
 			blocks = 8
 		}
 		m := graph.Config{Arch: arch, NBlocks: blocks, Vocab: data.ByteVocab, DModel: s.DModel, Heads: s.Heads,
-			MaxPosition: maxT, CDMoE: layers.CDMoEConfig{Experts: s.Experts}}
+			MaxPosition: maxT, CDMoE: cdmoeAt(s.DModel, s.Experts)}
 		arms = append(arms, Arm{
 			Name: arch, Labels: []Label{{"arch", arch}}, Task: TaskThroughput, Model: m,
 			Throughput: ThroughputData{SeqLens: s.SeqLens, Tokens: s.Tokens, Reps: s.Reps},

@@ -56,6 +56,15 @@ func New(cfg Config) (*Model, error) {
 		m.Head = layers.LinearWeight("lm_head", 1, c.DModel, c.Vocab)
 		m.params = append(m.params, m.Head)
 	}
+	seen := map[string]bool{}
+	for _, p := range m.params {
+		if seen[p.Name] {
+			// A programming error in a layer: checkpoints and the optimiser
+			// find parameters by name.
+			return nil, errors.Errorf("model: two parameters are named %s", p.Name)
+		}
+		seen[p.Name] = true
+	}
 	return m, nil
 }
 

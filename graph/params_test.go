@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 )
 
 // TestParamCountsClosedForm checks every letter's count against the shapes
@@ -123,5 +124,24 @@ func TestMatch(t *testing.T) {
 	}
 	if _, err := graph.Match(tinyConfig("", "M"), "mlp.width", ref, false); err == nil {
 		t.Error("an unknown knob matched")
+	}
+}
+
+// Checkpoints and the optimiser find parameters by name, so every name in
+// every architecture is unique (Mamba2's gated norm once shared its block
+// norm's name); New refuses a model where two collide.
+func TestParamNamesUnique(t *testing.T) {
+	for _, arch := range graph.ArchNames() {
+		m, err := graph.New(graph.Config{Arch: arch, NBlocks: 2, Vocab: 16, DModel: 16, Heads: 2, CDMoE: layers.CDMoEConfig{Experts: 16, TopK: 2, RetDim: 8}})
+		if err != nil {
+			t.Fatalf("%s: %v", arch, err)
+		}
+		seen := map[string]bool{}
+		for _, p := range m.Params() {
+			if seen[p.Name] {
+				t.Errorf("%s: %s twice", arch, p.Name)
+			}
+			seen[p.Name] = true
+		}
 	}
 }

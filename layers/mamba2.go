@@ -96,7 +96,7 @@ func NewMamba2(name string, cfg Mamba2Config, shape Shape) *Mamba2 {
 		}
 	})
 	l.d = ps.add("D", []int{h}, false, constInit(1))
-	l.norm = ps.add("norm", []int{di}, false, constInit(1))
+	l.norm = ps.add("gate_norm", []int{di}, false, constInit(1))
 	l.wout = ps.linear("out_proj", OutScale(shape.NLayers), di, d)
 	return l
 }

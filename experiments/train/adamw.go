@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
@@ -14,13 +15,20 @@ type AdamW struct {
 	Beta1, Beta2, Eps, WeightDecay float64
 	// Step counts the updates made (for bias correction).
 	Step int
-	M, V [][]float64
+	// M and V are the moments, in the order of the params given to
+	// NewAdamW; Names lists those params so that Update finds each one's
+	// moments whatever order its caller lists them in (a graph's order of
+	// use differs from the model's order of declaration).
+	M, V  [][]float64
+	Names []string
+	index map[string]int
 }
 
 // NewAdamW returns the optimiser for params with SPEC §5's settings.
 func NewAdamW(params layers.Params, weightDecay float64) *AdamW {
 	o := &AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: weightDecay}
 	for _, p := range params {
+		o.Names = append(o.Names, p.Name)
 		o.M = append(o.M, make([]float64, p.Size()))
 		o.V = append(o.V, make([]float64, p.Size()))
 	}
@@ -34,12 +42,22 @@ func (o *AdamW) Update(params layers.Params, grads []any, scale, lr float64) {
 	o.Step++
 	c1 := 1 - math.Pow(o.Beta1, float64(o.Step))
 	c2 := 1 - math.Pow(o.Beta2, float64(o.Step))
+	if o.index == nil {
+		o.index = map[string]int{}
+		for i, n := range o.Names {
+			o.index[n] = i
+		}
+	}
 	for i, p := range params {
 		decay := 0.0
 		if p.Decay {
 			decay = o.WeightDecay
 		}
-		m, v := o.M[i], o.V[i]
+		k, ok := o.index[p.Name]
+		if !ok || len(o.M[k]) != p.Size() {
+			panic(fmt.Sprintf("adamw: parameter %s (%d values) is not one the optimiser was made for", p.Name, p.Size()))
+		}
+		m, v := o.M[k], o.V[k]
 		update := func(j int, w, g float64) float64 {
 			g *= scale
 			m[j] = o.Beta1*m[j] + (1-o.Beta1)*g

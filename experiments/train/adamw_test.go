@@ -31,3 +31,32 @@ func TestAdamWDecayExclusions(t *testing.T) {
 		}
 	}
 }
+
+// A graph lists its parameters in the order it uses them, which is not the
+// model's order (SSD's D is declared before its conv but used after):
+// Update must find each parameter's moments by name, so the same step in
+// either order gives the same weights.
+func TestAdamWParamOrder(t *testing.T) {
+	mk := func() layers.Params {
+		ps := layers.Params{layers.LinearWeight("a", 1, 2, 3), layers.LinearWeight("b", 1, 4, 1)}
+		if err := ps.Initialize(tensor.Float64, 7); err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	ga, gb := []float64{1, -2, 3, -4, 5, -6}, []float64{0.5, 0.25, -1, 2}
+	p1, p2 := mk(), mk()
+	o1, o2 := NewAdamW(p1, 0.01), NewAdamW(p2, 0.01)
+	for step := 0; step < 3; step++ {
+		o1.Update(p1, []any{ga, gb}, 1, 0.1)
+		o2.Update(layers.Params{p2[1], p2[0]}, []any{gb, ga}, 1, 0.1)
+	}
+	for i := range p1 {
+		a, b := p1[i].Data().([]float64), p2[i].Data().([]float64)
+		for j := range a {
+			if a[j] != b[j] {
+				t.Fatalf("%s[%d]: %v in model order, %v in reversed order", p1[i].Name, j, a[j], b[j])
+			}
+		}
+	}
+}

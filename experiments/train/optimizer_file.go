@@ -51,7 +51,15 @@ func loadOptimizer(path string, o *AdamW, params layers.Params) error {
 	if len(s.M) != len(params) {
 		return errors.Errorf("optimizer state %s: %d tensors, the model has %d parameters", path, len(s.M), len(params))
 	}
+	if len(s.Names) == 0 { // written before names were kept: the model's order
+		for _, p := range params {
+			s.Names = append(s.Names, p.Name)
+		}
+	}
 	for i, p := range params {
+		if s.Names[i] != p.Name {
+			return errors.Errorf("optimizer state %s: tensor %d is %s, the model's parameter %d is %s", path, i, s.Names[i], i, p.Name)
+		}
 		if len(s.M[i]) != p.Size() || len(s.V[i]) != p.Size() {
 			return errors.Errorf("optimizer state %s: tensor %d has %d values, %s has %d", path, i, len(s.M[i]), p.Name, p.Size())
 		}
