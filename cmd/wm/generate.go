@@ -46,7 +46,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, err)
 	}
-	tok := data.ByteTokenizer{}
+	tok, err := runTokenizer(*ckpt, dir)
+	if err != nil {
+		return fail(2, err)
+	}
 	ids := append([]int{data.BOS}, tok.Encode(*prompt)...)
 	fmt.Fprint(stdout, *prompt)
 	_, err = graph.Generate(m, ids, *n, graph.Sampling{Temperature: *temp, TopK: *topK, Seed: *seed}, func(id int) {
@@ -59,4 +62,16 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	return 0
+}
+
+// runTokenizer is the run's tokenizer.json (a BPE trained by wm train) when
+// the run folder or the checkpoint's parent has one, else the byte
+// tokenizer.
+func runTokenizer(ckpt, dir string) (data.Tokenizer, error) {
+	for _, p := range []string{filepath.Join(ckpt, data.TokenizerFile), filepath.Join(filepath.Dir(dir), data.TokenizerFile)} {
+		if _, err := os.Stat(p); err == nil {
+			return data.LoadBPE(p)
+		}
+	}
+	return data.ByteTokenizer{}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -28,6 +30,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		evalEvery = fs.Int("eval-every", 0, "steps between validation perplexities (0: ten per run)")
 		ckptEvery = fs.Int("ckpt-every", 0, "steps between checkpoints (0: five per run)")
 		resume    = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+		tokenizer = fs.String("tokenizer", "byte", "byte, or bpe:N to train a byte-level BPE of N tokens on the training text (saved as tokenizer.json)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: wm train (--arch NAME | --pattern "P") --steps N --out DIR [flags]`)
@@ -43,17 +46,22 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(2, errors.New("--out is required"))
 	}
+	bpeSize, err := parseTokenizer(*tokenizer)
+	if err != nil {
+		return fail(2, err)
+	}
+	vocab := data.ByteVocab
+	if bpeSize > 0 {
+		vocab = bpeSize
+	}
 	if !flagSet(fs, "vocab") {
-		if err := fs.Set("vocab", fmt.Sprint(data.ByteVocab)); err != nil {
+		if err := fs.Set("vocab", fmt.Sprint(vocab)); err != nil {
 			return fail(2, err)
 		}
 	}
 	cfg, err := config()
 	if err != nil {
 		return fail(2, err)
-	}
-	if cfg.Vocab < data.ByteVocab {
-		return fail(2, errors.Errorf("config.vocab: %d is smaller than the byte tokenizer's %d", cfg.Vocab, data.ByteVocab))
 	}
 	tc := train.Config{Steps: *steps, Batch: *batch, SeqLen: *seqLen, LR: *lr, Seed: *seed, EvalEvery: *evalEvery, CkptEvery: *ckptEvery}.Resolved()
 	if err := tc.Validate(); err != nil {
@@ -63,7 +71,22 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, err)
 	}
-	tok := data.ByteTokenizer{}
+	var tok data.Tokenizer = data.ByteTokenizer{}
+	files := map[string][]byte{}
+	if bpeSize > 0 {
+		fmt.Fprintf(stdout, "training a BPE tokenizer of %d tokens on the training text\n", bpeSize)
+		bpe, err := data.TrainBPE(trainText, bpeSize)
+		if err != nil {
+			return fail(2, err)
+		}
+		if files[data.TokenizerFile], err = bpe.JSON(); err != nil {
+			return fail(1, err)
+		}
+		tok = bpe
+	}
+	if cfg.Vocab < tok.VocabSize() {
+		return fail(2, errors.Errorf("config.vocab: %d is smaller than the %s tokenizer's %d", cfg.Vocab, tok.Name(), tok.VocabSize()))
+	}
 	trSeq, err := data.Pack(data.Encode(tok, trainText), tc.SeqLen)
 	if err != nil {
 		return fail(2, errors.Wrap(err, "training text"))
@@ -72,9 +95,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, errors.Wrap(err, "validation text"))
 	}
-	fmt.Fprintf(stdout, "corpus %s: %d training and %d validation sequences of %d byte tokens\n", name, trSeq.Len(), vaSeq.Len(), tc.SeqLen)
-	run := &train.Run{Dir: *out, Config: train.RunConfig{Model: cfg, Train: tc, Data: name + "/byte"},
-		Train: trSeq, Valid: vaSeq, Progress: stdout}
+	fmt.Fprintf(stdout, "corpus %s: %d training and %d validation sequences of %d %s tokens\n", name, trSeq.Len(), vaSeq.Len(), tc.SeqLen, tok.Name())
+	run := &train.Run{Dir: *out, Config: train.RunConfig{Model: cfg, Train: tc, Data: name + "/" + tok.Name()},
+		Train: trSeq, Valid: vaSeq, Progress: stdout, Files: files}
 	res, err := run.Start(*resume)
 	if err != nil {
 		return fail(1, err)
@@ -97,4 +120,18 @@ func loadText(path string) (train, valid []string, name string, err error) {
 	}
 	train, valid = data.SplitDocuments(docs)
 	return train, valid, path, nil
+}
+
+// parseTokenizer reads --tokenizer: "byte" is 0, "bpe:N" is N.
+func parseTokenizer(s string) (int, error) {
+	if s == "byte" {
+		return 0, nil
+	}
+	if n, ok := strings.CutPrefix(s, "bpe:"); ok {
+		v, err := strconv.Atoi(n)
+		if err == nil && v > data.ByteVocab {
+			return v, nil
+		}
+	}
+	return 0, errors.Errorf("--tokenizer: %q is not \"byte\" or \"bpe:N\" with N > %d", s, data.ByteVocab)
 }

@@ -75,6 +75,9 @@ type Run struct {
 	Measure func(m *graph.Model) (map[string]float64, error)
 	// Progress receives a progress bar (on a terminal) or plain lines.
 	Progress io.Writer
+	// Files are written into the folder beside config.json (a trained
+	// tokenizer), once the folder is known to be this run's.
+	Files map[string][]byte
 	// StopAfter, when > 0, stops the run after that many steps of this
 	// process without a final checkpoint, as a crash would (for tests).
 	StopAfter int
@@ -117,6 +120,11 @@ func (r *Run) Start(resume bool) (Result, error) {
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(r.Dir, RunConfigFile), append(cfgJSON, '\n')); err != nil {
 		return Result{}, err
+	}
+	for name, b := range r.Files {
+		if err := atomicfile.WriteBytes(filepath.Join(r.Dir, name), b); err != nil {
+			return Result{}, err
+		}
 	}
 	if err := truncateMetrics(filepath.Join(r.Dir, MetricsFile), start); err != nil {
 		return Result{}, err
