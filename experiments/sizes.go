@@ -29,7 +29,7 @@ type lmSize struct {
 // (measured figures in the README), tiny so that a table runs in seconds.
 var lmSizes = map[string]lmSize{
 	Tiny:  {DModel: 32, Heads: 2, Pairs: 2, Experts: 16, Steps: 30, Batch: 4, SeqLen: 64, LR: 3e-3, EvalEvery: 10, EvalBatches: 2},
-	Small: {DModel: 64, Heads: 4, Pairs: 4, Experts: 64, Steps: 600, Batch: 16, SeqLen: 128, LR: 2e-3, EvalEvery: 50, EvalBatches: 8},
+	Small: {DModel: 64, Heads: 4, Pairs: 4, Experts: 64, Steps: 450, Batch: 16, SeqLen: 128, LR: 2e-3, EvalEvery: 50, EvalBatches: 8},
 	Paper: {DModel: 256, Heads: 4, Pairs: 8, Experts: 1024, Steps: 8000, Batch: 8, SeqLen: 8192, LR: 3e-4, EvalEvery: 200, EvalBatches: 16},
 }
 

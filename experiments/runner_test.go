@@ -1,0 +1,113 @@
+package experiments_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
+)
+
+func TestLookupAndPresetErrors(t *testing.T) {
+	if _, err := experiments.Lookup("tabel1"); err == nil || !strings.Contains(err.Error(), "table1") {
+		t.Errorf("unknown experiment: %v (should list the experiments)", err)
+	}
+	def, _ := experiments.Lookup("table3")
+	_, err := experiments.Runner{Out: t.TempDir(), Preset: "huge"}.Run(def)
+	if err == nil || !strings.Contains(err.Error(), "tiny, small, paper") {
+		t.Errorf("unknown preset: %v (should list the presets)", err)
+	}
+	_, err = experiments.Runner{Out: t.TempDir(), Preset: "tiny", Arms: []string{"nope"}}.Run(def)
+	if err == nil || !strings.Contains(err.Error(), "cdmoe") {
+		t.Errorf("unknown arm: %v (should list the arms)", err)
+	}
+	for _, p := range experiments.Presets {
+		for _, n := range experiments.Names() {
+			d, _ := experiments.Lookup(n)
+			if _, err := d.Expand(p); err != nil {
+				t.Errorf("%s at %s: %v", n, p, err)
+			}
+		}
+	}
+}
+
+// snapshot is every file under dir with its bytes.
+func snapshot(t *testing.T, dir string) map[string]string {
+	files := map[string]string{}
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, _ := os.ReadFile(p)
+			files[p] = string(b)
+		}
+		return nil
+	})
+	return files
+}
+
+func same(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Earlier results are never overwritten: a second run without --resume
+// and a folder holding another config's run are errors before any work,
+// and leave every file as it was; --resume reuses finished arms; seeds give
+// mean ± sd; wm report rebuilds the same table from the files alone.
+func TestRunnerGuardsSeedsAndReport(t *testing.T) {
+	out := t.TempDir()
+	def, _ := experiments.Lookup("table3")
+	r := experiments.Runner{Out: out, Preset: experiments.Tiny, Seeds: 2, Arms: []string{"cdmoe"}}
+	rep, err := r.Run(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Markdown, " ± ") || !strings.Contains(rep.Markdown, "| 2 |") {
+		t.Errorf("two seeds should give mean ± sd and a seed count of 2:\n%s", rep.Markdown)
+	}
+	before := snapshot(t, out)
+
+	if _, err := r.Run(def); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("second run without resume: %v", err)
+	}
+	if !same(before, snapshot(t, out)) {
+		t.Error("a refused run changed files")
+	}
+
+	cfg := filepath.Join(experiments.SeedDir(out, "table3", "tiny", "cdmoe", 1), "config.json")
+	old, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, []byte(strings.Replace(string(old), `"steps": 30`, `"steps": 31`, 1)), 0o644)
+	edited := snapshot(t, out)
+	r.Resume = true
+	if _, err := r.Run(def); err == nil || !strings.Contains(err.Error(), "another config") {
+		t.Errorf("folder of another config: %v", err)
+	}
+	if !same(edited, snapshot(t, out)) {
+		t.Error("a refused run changed files")
+	}
+	os.WriteFile(cfg, old, 0o644)
+
+	rep2, err := r.Run(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep2.Markdown != rep.Markdown {
+		t.Error("resuming finished arms changed the table")
+	}
+	os.Remove(rep.Table)
+	os.RemoveAll(filepath.Join(rep.Dir, "plots"))
+	rep3, err := experiments.WriteReport(out, def, experiments.Tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(rep3.Table); string(b) != rep.Markdown || len(rep3.Plots) == 0 {
+		t.Error("the rebuilt report differs")
+	}
+}
