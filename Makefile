@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt
+.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce
 
 ## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests
 test: deps check test-purego test-openblas
@@ -36,3 +36,9 @@ bench-openblas:
 
 fmt:
 	gofmt -w .
+
+## reproduce: run EXPERIMENT (default table1) at PRESET (default small) with OpenBLAS into results/, then print its table
+EXPERIMENT ?= table1
+PRESET ?= small
+reproduce: deps
+	$(GO) run -tags openblas ./cmd/wm run $(EXPERIMENT) --preset $(PRESET) --out results --resume

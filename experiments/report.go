@@ -13,6 +13,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
 )
@@ -255,6 +256,9 @@ func markdown(def *Definition, preset string, head []string, rows [][]string, mi
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
 	b.WriteString("\nMeasured values are the mean over seeds (± the sample standard deviation with more than one seed); — is no value.\n")
+	if ppl, ok := kjvUnigram(rows, def); ok {
+		fmt.Fprintf(&b, "\nBaseline: a byte unigram model of the KJV training books has validation perplexity %.2f.\n", ppl)
+	}
 	for _, n := range def.Notes {
 		b.WriteString("\n- " + n)
 	}
@@ -319,4 +323,26 @@ func writeCSV(w io.Writer, def *Definition, preset string, all []ArmResults) err
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// kjvUnigram is the byte unigram perplexity of the KJV validation books,
+// for experiments that train on KJV.
+func kjvUnigram(rows [][]string, def *Definition) (float64, bool) {
+	arms, err := def.Arms(Tiny)
+	if err != nil || len(rows) == 0 {
+		return 0, false
+	}
+	uses := false
+	for _, a := range arms {
+		uses = uses || a.Task == TaskLM || a.Task == TaskExtrapolation
+	}
+	if !uses {
+		return 0, false
+	}
+	tr, va, err := data.KJVSplit()
+	if err != nil {
+		return 0, false
+	}
+	tok := data.ByteTokenizer{}
+	return data.UnigramPPL(data.Encode(tok, []string{tr}), data.Encode(tok, []string{va}), data.ByteVocab), true
 }

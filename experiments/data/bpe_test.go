@@ -79,3 +79,10 @@ func TestBPEBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestUnigramPPL(t *testing.T) {
+	// add-one counts 3 and 3 of 6: p = 1/2 each, ppl 2
+	if got := UnigramPPL([]int{0, 1, 0, 1}, []int{0, 1}, 2); got < 2-1e-12 || got > 2+1e-12 {
+		t.Errorf("UnigramPPL = %v, want 2", got)
+	}
+}

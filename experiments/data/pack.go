@@ -1,6 +1,7 @@
 package data
 
 import (
+	"math"
 	"math/rand"
 
 	"github.com/pkg/errors"
@@ -130,3 +131,25 @@ func (e Examples) SeqLen() int { return len(e.IDs[0]) }
 
 // At returns row i.
 func (e Examples) At(i int) (ids, targets []int) { return e.IDs[i], e.Targets[i] }
+
+// UnigramPPL is the perplexity on valid of the unigram model of train
+// (token frequencies with add-one smoothing over vocab): the baseline a
+// language model must beat by learning any context at all.
+func UnigramPPL(train, valid []int, vocab int) float64 {
+	counts := make([]float64, vocab)
+	for _, t := range train {
+		if t >= 0 && t < vocab {
+			counts[t]++
+		}
+	}
+	total := float64(len(train) + vocab)
+	var nll float64
+	for _, t := range valid {
+		c := 1.0
+		if t >= 0 && t < vocab {
+			c += counts[t]
+		}
+		nll -= math.Log(c / total)
+	}
+	return math.Exp(nll / float64(len(valid)))
+}
