@@ -83,6 +83,12 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(1, err)
 		}
 		tok = bpe
+		if bpe.VocabSize() < bpeSize {
+			fmt.Fprintf(stdout, "the BPE stopped at %d tokens: no pair of tokens occurs twice more in the training text\n", bpe.VocabSize())
+		}
+		if !flagSet(fs, "vocab") {
+			cfg.Vocab = bpe.VocabSize()
+		}
 	}
 	if cfg.Vocab < tok.VocabSize() {
 		return fail(2, errors.Errorf("config.vocab: %d is smaller than the %s tokenizer's %d", cfg.Vocab, tok.Name(), tok.VocabSize()))
