@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -77,11 +76,7 @@ func bars(p Plot, all []ArmResults) plots.Bars {
 	for _, ar := range all {
 		b.Categories = append(b.Categories, ar.Arm.Name)
 		measured.Values = append(measured.Values, ar.stat(p.Key).Mean)
-		v, ok := ar.Arm.Paper[p.PaperKey]
-		if !ok {
-			v = math.NaN()
-		}
-		paper.Values = append(paper.Values, v)
+		paper.Values = append(paper.Values, ar.Arm.paper(p.PaperKey))
 	}
 	b.Groups = []plots.BarGroup{measured, paper}
 	return b

@@ -37,6 +37,13 @@ func init() {
 	})
 }
 
+// recallModules are the sequence transformations of WM Figures 5 and 8:
+// QCAtn, SSD, and InnerFuncAttn without and with the dynamic mask.
+var recallModules = []struct {
+	slug, title, letter string
+	mask                ops.MaskKind
+}{{"qcatn", "QCAtn", "A", ""}, {"ssd", "SSD", "S", ""}, {"ifa", "IFA", "I", ops.MaskNone}, {"ifa-dm", "IFA+DM", "I", ops.MaskPaper}}
+
 // mqarSize is the sweep of one preset.
 type mqarSize struct {
 	DModels, SeqLens []int
@@ -65,14 +72,10 @@ var mqarSizes = map[string]mqarSize{
 
 func mqarArms(preset string) ([]Arm, error) {
 	s := mqarSizes[preset]
-	modules := []struct {
-		slug, title, letter string
-		mask                ops.MaskKind
-	}{{"qcatn", "QCAtn", "A", ""}, {"ssd", "SSD", "S", ""}, {"ifa", "IFA", "I", ops.MaskNone}, {"ifa-dm", "IFA+DM", "I", ops.MaskPaper}}
 	var arms []Arm
 	for _, T := range s.SeqLens {
 		for _, d := range s.DModels {
-			for _, mod := range modules {
+			for _, mod := range recallModules {
 				m := graph.Config{
 					Pattern: pairs(mod.letter, "M", 2), Vocab: s.Vocab, DModel: d, Heads: 1, MaxPosition: T,
 					SSD: layers.SSDConfig{Variant: "rope", DState: s.DState, ChunkLen: min(s.Chunk, T)},

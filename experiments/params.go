@@ -6,7 +6,6 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
-	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // params is Wonderful Matrices Figure 8: the parameters of QCAtn, SSD and
@@ -47,13 +46,9 @@ func isMixer(kind string) bool {
 }
 
 func paramsArms(string) ([]Arm, error) {
-	modules := []struct {
-		slug, title, letter string
-		mask                ops.MaskKind
-	}{{"qcatn", "QCAtn", "A", ""}, {"ssd", "SSD", "S", ""}, {"ifa", "IFA", "I", ops.MaskNone}, {"ifa-dm", "IFA+DM", "I", ops.MaskPaper}}
 	var arms []Arm
 	for _, d := range []int{32, 64, 128, 256} {
-		for _, mod := range modules {
+		for _, mod := range recallModules {
 			m := graph.Config{
 				Pattern: pairs(mod.letter, "M", 2), Vocab: 8192, DModel: d, Heads: 1, MaxPosition: 2048,
 				SSD: layers.SSDConfig{Variant: "rope", DState: 128, ChunkLen: 256},

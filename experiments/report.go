@@ -103,6 +103,23 @@ func value(a Arm, r train.Result, key string) (float64, bool) {
 	return v, ok
 }
 
+// labelCells are the arm's name and its values of the label keys.
+func (ar ArmResults) labelCells(keys []string) []string {
+	row := []string{ar.Arm.Name}
+	for _, k := range keys {
+		row = append(row, ar.Arm.Label(k))
+	}
+	return row
+}
+
+// paper is the paper's number for key, NaN when it gives none.
+func (a Arm) paper(key string) float64 {
+	if v, ok := a.Paper[key]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
 // Stat is the mean and sample standard deviation of a measure over seeds.
 type Stat struct {
 	Mean, SD float64
@@ -223,20 +240,13 @@ func tableRows(def *Definition, preset string, all []ArmResults) ([]string, [][]
 	head = append(head, "seeds")
 	var rows [][]string
 	for _, ar := range all {
-		row := []string{ar.Arm.Name}
-		for _, k := range keys {
-			row = append(row, ar.Arm.Label(k))
-		}
+		row := ar.labelCells(keys)
 		for _, c := range cols {
 			if c.Key != "" {
 				row = append(row, ar.stat(c.Key).format(c.Digits))
 			}
 			if c.Paper != "" {
-				v, ok := ar.Arm.Paper[c.Paper]
-				if !ok {
-					v = math.NaN()
-				}
-				row = append(row, format(v, c.Digits))
+				row = append(row, format(ar.Arm.paper(c.Paper), c.Digits))
 			}
 		}
 		rows = append(rows, append(row, strconv.Itoa(len(ar.Seeds))))
@@ -300,21 +310,14 @@ func writeCSV(w io.Writer, def *Definition, preset string, all []ArmResults) err
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	for _, ar := range all {
-		row := []string{ar.Arm.Name}
-		for _, k := range keys {
-			row = append(row, ar.Arm.Label(k))
-		}
+		row := ar.labelCells(keys)
 		for _, c := range cols {
 			if c.Key != "" {
 				s := ar.stat(c.Key)
 				row = append(row, num(s.Mean), num(s.SD))
 			}
 			if c.Paper != "" {
-				v, ok := ar.Arm.Paper[c.Paper]
-				if !ok {
-					v = math.NaN()
-				}
-				row = append(row, num(v))
+				row = append(row, num(ar.Arm.paper(c.Paper)))
 			}
 		}
 		if err := cw.Write(append(row, strconv.Itoa(len(ar.Seeds)))); err != nil {
