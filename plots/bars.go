@@ -33,7 +33,8 @@ func (b Bars) Save(base string) ([]string, error) {
 	p := plot.New()
 	p.Y.Label.Text = b.YLabel
 	p.Legend.Top = true
-	w := vg.Points(math.Max(4, 120/float64(len(b.Categories)*max(1, len(b.Groups)))))
+	// Bars fill about 70% of each category's share of the width.
+	w := vg.Points(math.Min(24, 0.7*360/float64(len(b.Categories)*max(1, len(b.Groups)))))
 	shown, dropped := 0, 0
 	for i, g := range b.Groups {
 		if len(g.Values) != len(b.Categories) {
@@ -67,6 +68,9 @@ func (b Bars) Save(base string) ([]string, error) {
 		return nil, nil
 	}
 	p.NominalX(b.Categories...)
+	p.Y.Min = 0
+	p.Y.Max *= 1.25 // room for the legend above the bars
+	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign = -0.9
 	p.X.Tick.Label.YAlign = -0.3

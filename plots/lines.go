@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"github.com/pkg/errors"
 	"gonum.org/v1/plot"
@@ -84,12 +85,37 @@ func showable(v float64, log bool) bool {
 func setLog(p *plot.Plot, x, y bool) {
 	if x {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = logTicks{}
 	}
 	if y {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
+}
+
+// logTicks labels 1, 2 and 5 times each power of ten on a log axis, with
+// unlabelled minor ticks between (gonum's LogTicks labels powers of ten
+// only, which leaves a perplexity axis from 4 to 30 with a single label).
+type logTicks struct{}
+
+// Ticks returns the ticks in [min, max].
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		p := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * p
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 func title(t string, dropped int) string {

@@ -20,6 +20,13 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 		return errors.Wrapf(err, "write %s", path)
 	}
 	tmp := f.Name()
+	// CreateTemp makes the file 0600; results and checkpoints are shared
+	// like any file the user writes (the umask still applies).
+	if err = f.Chmod(0o644 &^ umask()); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return errors.Wrapf(err, "write %s", path)
+	}
 	defer func() {
 		if err != nil {
 			f.Close()

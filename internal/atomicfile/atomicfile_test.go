@@ -32,3 +32,16 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 		t.Errorf("%d entries in the folder, want only the file", len(entries))
 	}
 }
+
+// A written file is readable by others like any file the user creates (not
+// CreateTemp's 0600).
+func TestWriteMode(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := WriteBytes(p, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	if want := 0o644 &^ umask(); st.Mode().Perm() != want {
+		t.Errorf("mode %v, want %v", st.Mode().Perm(), want)
+	}
+}
