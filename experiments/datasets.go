@@ -127,7 +127,7 @@ func (d *datasets) prepareExtrapolation(run *train.Run, a Arm, seed int) error {
 			r := rand.New(rand.NewSource(passkeyTestSeed + int64(L)))
 			var exs []data.PasskeyExample
 			for i := 0; i < e.Passkeys; i++ {
-				ex, err := data.Passkey(r, L-32)
+				ex, err := data.Passkey(r, L-data.PasskeySlack)
 				if err != nil {
 					return nil, err
 				}

@@ -190,7 +190,7 @@ func WriteReport(out string, def *Definition, preset string) (*Report, error) {
 	}
 	rep := &Report{Dir: dir, Table: filepath.Join(dir, "table.md"), CSV: filepath.Join(dir, "table.csv"), Missing: missing}
 	head, rows := tableRows(def, preset, all)
-	rep.Markdown = markdown(def, preset, head, rows, missing)
+	rep.Markdown = markdown(def, preset, head, rows, missing, all)
 	if err := atomicfile.WriteBytes(rep.Table, []byte(rep.Markdown)); err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func tableRows(def *Definition, preset string, all []ArmResults) ([]string, [][]
 	return head, rows
 }
 
-func markdown(def *Definition, preset string, head []string, rows [][]string, missing []string) string {
+func markdown(def *Definition, preset string, head []string, rows [][]string, missing []string, all []ArmResults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s (v%d) at %s\n\n%s. Reproduces %s.\n\n", def.Name, def.Version, preset, def.Title, def.Reference)
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
@@ -266,7 +266,7 @@ func markdown(def *Definition, preset string, head []string, rows [][]string, mi
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
 	b.WriteString("\nMeasured values are the mean over seeds (± the sample standard deviation with more than one seed); — is no value.\n")
-	if ppl, ok := kjvUnigram(rows, def); ok {
+	if ppl, ok := kjvUnigram(all); ok {
 		fmt.Fprintf(&b, "\nBaseline: a byte unigram model of the KJV training books has validation perplexity %.2f.\n", ppl)
 	}
 	for _, n := range def.Notes {
@@ -329,15 +329,11 @@ func writeCSV(w io.Writer, def *Definition, preset string, all []ArmResults) err
 }
 
 // kjvUnigram is the byte unigram perplexity of the KJV validation books,
-// for experiments that train on KJV.
-func kjvUnigram(rows [][]string, def *Definition) (float64, bool) {
-	arms, err := def.Arms(Tiny)
-	if err != nil || len(rows) == 0 {
-		return 0, false
-	}
+// for experiments whose arms train on KJV.
+func kjvUnigram(all []ArmResults) (float64, bool) {
 	uses := false
-	for _, a := range arms {
-		uses = uses || a.Task == TaskLM || a.Task == TaskExtrapolation
+	for _, ar := range all {
+		uses = uses || ar.Arm.Task == TaskLM || ar.Arm.Task == TaskExtrapolation
 	}
 	if !uses {
 		return 0, false

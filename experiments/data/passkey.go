@@ -54,6 +54,12 @@ func Passkey(r *rand.Rand, length int) (PasskeyExample, error) {
 	return PasskeyExample{Prompt: sb.String(), Key: key, Depth: depth}, nil
 }
 
+// Text is the whole training text of the example: the prompt, the answer
+// prefix, the key and a period.
+func (ex PasskeyExample) Text() string {
+	return ex.Prompt + PasskeyAnswerPrefix + ex.Key + "."
+}
+
 // PasskeyCorrect says whether generated text (after the prompt) contains
 // the key (CoCA B.1 examines the next 64 tokens for it).
 func PasskeyCorrect(generated, key string) bool { return strings.Contains(generated, key) }

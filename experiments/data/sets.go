@@ -60,16 +60,16 @@ type PasskeySet struct {
 	Tok  Tokenizer
 }
 
-// passkeySlack is room left in a passkey sequence for BOS, the answer
-// prefix, the key and a period.
-const passkeySlack = 32
+// PasskeySlack is the room a passkey prompt of length T−PasskeySlack
+// leaves in T tokens for BOS, the answer prefix, the key and a period.
+const PasskeySlack = 32
 
 // NewPasskeySet checks that a passkey prompt fits in T tokens.
 func NewPasskeySet(T, n int, seed int64, tok Tokenizer) (PasskeySet, error) {
 	if n < 1 {
 		return PasskeySet{}, errors.Errorf("passkey set: %d examples, need at least 1", n)
 	}
-	if _, err := Passkey(rand.New(rand.NewSource(0)), T-passkeySlack); err != nil {
+	if _, err := Passkey(rand.New(rand.NewSource(0)), T-PasskeySlack); err != nil {
 		return PasskeySet{}, errors.Wrapf(err, "passkey set of %d tokens", T)
 	}
 	return PasskeySet{T: T, N: n, Seed: seed, Tok: tok}, nil
@@ -83,8 +83,8 @@ func (s PasskeySet) SeqLen() int { return s.T }
 
 // At draws example i.
 func (s PasskeySet) At(i int) (ids, targets []int) {
-	ex, _ := Passkey(rand.New(rand.NewSource(exampleSeed(s.Seed, i))), s.T-passkeySlack) // length checked by NewPasskeySet
-	stream := append([]int{BOS}, s.Tok.Encode(ex.Prompt+PasskeyAnswerPrefix+ex.Key+".")...)
+	ex, _ := Passkey(rand.New(rand.NewSource(exampleSeed(s.Seed, i))), s.T-PasskeySlack) // length checked by NewPasskeySet
+	stream := append([]int{BOS}, s.Tok.Encode(ex.Text())...)
 	stream = append(stream, EOS)
 	ids, targets = make([]int, s.T), make([]int, s.T)
 	for p := 0; p < s.T; p++ {

@@ -7,12 +7,6 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 )
 
-// PasskeyText is the whole training text of a passkey example: the prompt,
-// the answer prefix and the key (CoCA appendix B.1).
-func PasskeyText(ex data.PasskeyExample) string {
-	return ex.Prompt + data.PasskeyAnswerPrefix + ex.Key + "."
-}
-
 // PasskeyAccuracy is the share of examples whose key m retrieves greedily:
 // after the prompt and the answer prefix, the argmax of every step is the
 // next digit of the key. One forward pass with the key appended gives every

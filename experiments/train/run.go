@@ -256,16 +256,26 @@ func truncateMetrics(path string, last int) error {
 		return errors.Wrap(err, "metrics")
 	}
 	var keep bytes.Buffer
+	scanMetrics(b, func(line []byte, m Metrics) {
+		if m.Step <= last {
+			keep.Write(line)
+			keep.WriteByte('\n')
+		}
+	})
+	return atomicfile.WriteBytes(path, keep.Bytes())
+}
+
+// scanMetrics calls fn for each complete, well-formed line of a
+// metrics.jsonl (a line cut by a crash is skipped).
+func scanMetrics(b []byte, fn func(line []byte, m Metrics)) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
 		var m Metrics
-		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step <= last && m.Step > 0 {
-			keep.Write(sc.Bytes())
-			keep.WriteByte('\n')
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step > 0 {
+			fn(sc.Bytes(), m)
 		}
 	}
-	return atomicfile.WriteBytes(path, keep.Bytes())
 }
 
 // finite reports whether v is neither NaN nor infinite.
@@ -389,14 +399,7 @@ func ReadMetrics(dir string) ([]Metrics, error) {
 		return nil, errors.Wrap(err, "metrics")
 	}
 	var out []Metrics
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for sc.Scan() {
-		var m Metrics
-		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step > 0 {
-			out = append(out, m)
-		}
-	}
+	scanMetrics(b, func(_ []byte, m Metrics) { out = append(out, m) })
 	return out, nil
 }
 

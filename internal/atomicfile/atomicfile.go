@@ -6,27 +6,36 @@ package atomicfile
 import (
 	"bufio"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/pkg/errors"
 )
 
+// createTemp opens a new file prefix+random in dir with mode 0644 (less
+// the umask), like any file the user writes; os.CreateTemp would make it
+// 0600.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if os.IsExist(err) && try < 100 {
+			continue
+		}
+		return f, err
+	}
+}
+
 // Write creates path atomically with the bytes write produces.
 func Write(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return errors.Wrapf(err, "write %s", path)
 	}
 	tmp := f.Name()
-	// CreateTemp makes the file 0600; results and checkpoints are shared
-	// like any file the user writes (the umask still applies).
-	if err = f.Chmod(0o644 &^ umask()); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return errors.Wrapf(err, "write %s", path)
-	}
 	defer func() {
 		if err != nil {
 			f.Close()

@@ -33,15 +33,22 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 	}
 }
 
-// A written file is readable by others like any file the user creates (not
-// CreateTemp's 0600).
+// A written file has the mode of any file the user creates with 0644 (the
+// umask applied), not CreateTemp's 0600.
 func TestWriteMode(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
+	dir := t.TempDir()
+	p, plain := filepath.Join(dir, "f"), filepath.Join(dir, "plain")
 	if err := WriteBytes(p, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
+	f, err := os.OpenFile(plain, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	st, _ := os.Stat(p)
-	if want := 0o644 &^ umask(); st.Mode().Perm() != want {
-		t.Errorf("mode %v, want %v", st.Mode().Perm(), want)
+	want, _ := os.Stat(plain)
+	if st.Mode().Perm() != want.Mode().Perm() || st.Mode().Perm()&0o600 != 0o600 {
+		t.Errorf("mode %v, want %v (what os.OpenFile gives 0644)", st.Mode().Perm(), want.Mode().Perm())
 	}
 }
