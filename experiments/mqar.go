@@ -18,13 +18,13 @@ import (
 // rate falls with d_model as in Table 6, the same for every module.
 func init() {
 	Register(&Definition{
-		Name: "mqar", Version: 1,
-		Title:     "multi-query associative recall: QCAtn, SSD, IFA, IFA+DM over d_model and sequence length",
+		Name: "mqar", Version: 2,
+		Title:     "multi-query associative recall: QCAtn, SSD, IFA, IFA+DM, IFA+DM (doge) over d_model and sequence length",
 		Reference: "Wonderful Matrices Figure 5, Tables 5–6",
-		Notes: []string{
+		Notes: append([]string{
 			"the paper gives these results as a figure (Figure 5), without numbers, so there is no paper column; the plots are the comparison.",
 			"tiny and small use a smaller vocabulary and far fewer examples than the paper's 8192 and 2^18 (Table 5), so the accuracies are lower.",
-		},
+		}, dynamicMaskNotes...),
 		Arms: mqarArms,
 		Columns: []Column{
 			{Title: "params", Key: "params"},
@@ -38,11 +38,12 @@ func init() {
 }
 
 // recallModules are the sequence transformations of WM Figures 5 and 8:
-// QCAtn, SSD, and InnerFuncAttn without and with the dynamic mask.
+// QCAtn, SSD, and InnerFuncAttn without and with the dynamic mask (the
+// paper's eq. 4 and, beyond the figures, Doge's value-dependent one).
 var recallModules = []struct {
 	slug, title, letter string
 	mask                ops.MaskKind
-}{{"qcatn", "QCAtn", "A", ""}, {"ssd", "SSD", "S", ""}, {"ifa", "IFA", "I", ops.MaskNone}, {"ifa-dm", "IFA+DM", "I", ops.MaskPaper}}
+}{{"qcatn", "QCAtn", "A", ""}, {"ssd", "SSD", "S", ""}, {"ifa", "IFA", "I", ops.MaskNone}, {"ifa-dm", "IFA+DM", "I", ops.MaskPaper}, {"ifa-doge", "IFA+DM (doge)", "I", ops.MaskDoge}}
 
 // mqarSize is the sweep of one preset.
 type mqarSize struct {

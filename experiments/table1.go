@@ -1,25 +1,43 @@
 package experiments
 
-import "github.com/wonderful-matrices/wonderful-matrices-go/ops"
+import (
+	"strings"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
 
 // table1 is Wonderful Matrices Table 1 (= TransXSSM Table 2): the SSD
 // positional variants Conv1d+D, a_t and RoPE under five module sets. The
 // state transformation is the SwiGLU MLP (WM Table 2's first row, 8.18, is
 // Table 1's SSD+QCAtn RoPE). With n pairs of sublayers, the mixed sets put
 // attention in the last pair, as "SMSMSMSMSMSMSMA(M)" does at n = 8.
+//
+// The paper's three variants change two switches at once (RoPE keeps D,
+// a_t drops it), so the SSD set also runs the one-switch variants of
+// ssdSwitchVariants: each of conv, D and RoPE alone, read against a_t
+// (no switch). One more arm uses Doge's value-dependent dynamic mask.
 func init() {
 	Register(&Definition{
-		Name: "table1", Version: 1,
-		Title:     "SSD positional variant (Conv1d+D, a_t, RoPE) × {QCAtn, SSD, SSD+QCAtn, SSD+IFA, SSD+IFA+DM}: perplexity and throughput",
+		Name: "table1", Version: 2,
+		Title:     "SSD positional variant (Conv1d+D, a_t, RoPE and one switch at a time) × {QCAtn, SSD, SSD+QCAtn, SSD+IFA, SSD+IFA+DM}: perplexity and throughput",
 		Reference: "Wonderful Matrices Table 1; TransXSSM Table 2",
-		Notes: []string{
+		Notes: append([]string{
 			"paper ppl: WM Table 1 (sequence length 8192); paper steps/s: TransXSSM Table 2 (d_model 256, 8000 steps, on GPUs); compare the ratios between arms, not the values.",
 			"QCAtn uses RoPE in every arm; Conv1d+D and a_t change only the SSD layers (WM Table 1: \"QCAtn cannot use Conv1d+D and a_t\").",
-		},
+			"the paper's variants differ in more than one switch: Conv1d+D = conv and D, a_t = neither, RoPE = RoPE and D. The SSD rows add \"D only\", \"conv only\" and \"RoPE only\", so that each switch can be read alone against a_t, and conv and RoPE given D against \"D only\".",
+		}, dynamicMaskNotes...),
 		Arms:    table1Arms,
 		Columns: lmColumns(true),
 		Plots:   lmPlots,
 	})
+}
+
+// dynamicMaskNotes say what the IFA and DM arms compute here, under the
+// tables that have them (table1, mqar).
+var dynamicMaskNotes = []string{
+	"IFA's inner-function retrieval (WM eq. 3: the query projection v_queries and the keys v_keys) gets no gradient: top-k is a hard choice, so both stay at their initialisation and only the selected inner values (v_embed) and the rest of the layer learn, as in the paper's listing 7.",
+	"DM (paper) is our reading of WM eq. 4, M = L∘A: a learned gain per head and key position (l [heads, max_position], initialised to ones) that multiplies the causal softmax's weights after the softmax; it does not depend on the input. DM (doge) is the value-dependent mask of the authors' later Doge code: an additive bias exp(A_h·softplus(dt_proj(V))) per key, added to the scores before the softmax (A initialised to zero).",
 }
 
 // table1Paper is WM Table 1's perplexity and TransXSSM Table 2's steps/s,
@@ -32,38 +50,84 @@ var table1Paper = map[string]map[string][2]float64{
 	"ssd-ifa-dm": {"conv1d+D": {8.36, 0}, "a_t": {8.42, 0}, "rope": {7.96, 0}},
 }
 
+// ssdVariant is one setting of SSD's positional switches (SPEC §3).
+type ssdVariant struct {
+	// Name is the variant's label: a paper variant of WM Table 1, or a
+	// one-switch variant of ours.
+	Name string
+	// Slug ends the arm's name.
+	Slug string
+	// Switches lists the switches that are on ("conv+D", "none").
+	Switches string
+	SSD      layers.SSDConfig
+}
+
+// paperSSDVariants are the three variants of WM Table 1.
+var paperSSDVariants = []ssdVariant{
+	{"conv1d+D", "conv1d-D", "conv+D", layers.SSDConfig{Variant: "conv1d+D"}},
+	{"a_t", "a_t", "none", layers.SSDConfig{Variant: "a_t"}},
+	{"rope", "rope", "rope+D", layers.SSDConfig{Variant: "rope"}},
+}
+
+// ssdSwitchVariants are the paper's variants and the three that turn one
+// switch on alone: against a_t (none) they read each switch's effect
+// alone, and "D only" against conv1d+D and rope reads conv and RoPE given D.
+var ssdSwitchVariants = append(append([]ssdVariant{}, paperSSDVariants...),
+	ssdVariant{"D only", "d-only", "D", layers.SSDConfig{Variant: "custom", D: true}},
+	ssdVariant{"conv only", "conv-only", "conv", layers.SSDConfig{Variant: "custom", Conv: true}},
+	ssdVariant{"RoPE only", "rope-only", "rope", layers.SSDConfig{Variant: "custom", Rope: true}},
+)
+
+// table1Set is a module set of WM Table 1.
+type table1Set struct {
+	slug, title, pattern string
+	mask                 ops.MaskKind
+	variants             []ssdVariant
+	// paper is the key of table1Paper ("" when the paper has no row).
+	paper string
+}
+
+func table1Sets(n int) []table1Set {
+	rope := paperSSDVariants[2:]
+	return []table1Set{
+		{"qcatn", "QCAtn", pairs("A", "M", n), "", rope, "qcatn"},
+		{"ssd", "SSD", pairs("S", "M", n), "", ssdSwitchVariants, "ssd"},
+		{"ssd-qcatn", "SSD + QCAtn", join(pairs("S", "M", n-1), "AM"), "", paperSSDVariants, "ssd-qcatn"},
+		{"ssd-ifa", "SSD + IFA", join(pairs("S", "M", n-1), "IM"), ops.MaskNone, paperSSDVariants, "ssd-ifa"},
+		{"ssd-ifa-dm", "SSD + IFA + DM", join(pairs("S", "M", n-1), "IM"), ops.MaskPaper, paperSSDVariants, "ssd-ifa-dm"},
+		{"ssd-ifa-doge", "SSD + IFA + DM (doge)", join(pairs("S", "M", n-1), "IM"), ops.MaskDoge, rope, ""},
+	}
+}
+
 func table1Arms(preset string) ([]Arm, error) {
 	s := lmSizes[preset]
-	n := s.Pairs
-	sets := []struct {
-		slug, title, pattern string
-		mask                 ops.MaskKind
-	}{
-		{"qcatn", "QCAtn", pairs("A", "M", n), ""},
-		{"ssd", "SSD", pairs("S", "M", n), ""},
-		{"ssd-qcatn", "SSD + QCAtn", join(pairs("S", "M", n-1), "AM"), ""},
-		{"ssd-ifa", "SSD + IFA", join(pairs("S", "M", n-1), "IM"), ops.MaskNone},
-		{"ssd-ifa-dm", "SSD + IFA + DM", join(pairs("S", "M", n-1), "IM"), ops.MaskPaper},
-	}
 	var arms []Arm
-	for _, set := range sets {
-		for _, variant := range []string{"conv1d+D", "a_t", "rope"} {
-			p, ok := table1Paper[set.slug][variant]
-			if !ok {
-				continue
-			}
-			m := s.model(set.pattern)
-			m.SSD.Variant = variant
-			m.IFA.Mask = set.mask
-			a := s.lmArm(set.slug+"."+slug(variant), m, Label{"modules", set.title}, Label{"variant", variant})
-			a.Paper = map[string]float64{"ppl": p[0]}
-			if p[1] > 0 {
-				a.Paper["steps_per_s"] = p[1]
-			}
-			arms = append(arms, a)
+	for _, set := range table1Sets(s.Pairs) {
+		for _, v := range set.variants {
+			arms = append(arms, table1Arm(s, set, v))
 		}
 	}
 	return arms, nil
+}
+
+// table1Arm is one module set with one SSD variant at size s, with the
+// paper's numbers where WM Table 1 has the cell.
+func table1Arm(s lmSize, set table1Set, v ssdVariant) Arm {
+	m := s.model(set.pattern)
+	m.SSD = v.SSD
+	m.IFA.Mask = set.mask
+	switches := v.Switches
+	if !strings.Contains(set.pattern, "S") {
+		switches = "no SSD"
+	}
+	a := s.lmArm(set.slug+"."+v.Slug, m, Label{"modules", set.title}, Label{"variant", v.Name}, Label{"ssd switches", switches})
+	if p, ok := table1Paper[set.paper][v.Name]; ok {
+		a.Paper = map[string]float64{"ppl": p[0]}
+		if p[1] > 0 {
+			a.Paper["steps_per_s"] = p[1]
+		}
+	}
+	return a
 }
 
 // lmColumns are the columns of a language-model ablation.

@@ -33,5 +33,6 @@
 //
 // Each op's doc comment gives its equation and the paper line it follows;
 // where the papers' listings have slips, SPEC.md rules and the comment says
-// so. The golden cases of ../shared/golden pin every op (golden_test.go).
+// so. The golden cases of testdata/golden (a copy of the project's
+// shared/golden) pin every op (golden_test.go).
 package ops

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -20,8 +21,8 @@ type goldenTensor struct {
 	Data  []float64 `json:"data"`
 }
 
-// goldenCase is one file of ../shared/golden, written by a PyTorch reference
-// of the papers' listings.
+// goldenCase is one file of testdata/golden (a copy of the project's
+// shared/golden), written by a PyTorch reference of the papers' listings.
 type goldenCase struct {
 	Op       string                  `json:"op"`
 	Attrs    map[string]any          `json:"attrs"`
@@ -33,12 +34,50 @@ type goldenCase struct {
 	Atol     float64                 `json:"atol"`
 }
 
-// goldenDir is ../shared/golden, or the folder named by WM_GOLDEN_DIR.
+// goldenDir is testdata/golden, the module's copy of the cases, or the
+// folder named by WM_GOLDEN_DIR.
 func goldenDir() string {
 	if d := os.Getenv("WM_GOLDEN_DIR"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "golden")
+	return filepath.Join("testdata", "golden")
+}
+
+// sharedGoldenDir is the project's shared/golden beside the repository,
+// where the cases are maintained; a user's clone does not have it.
+var sharedGoldenDir = filepath.Join("..", "..", "shared", "golden")
+
+// The module's copy of the golden cases equals shared/golden file for
+// file, where shared/ is beside the repository (skipped otherwise), so the
+// copy cannot drift from the cases the project maintains.
+func TestGoldenCopyIsCurrent(t *testing.T) {
+	shared, _ := filepath.Glob(filepath.Join(sharedGoldenDir, "*.json"))
+	if len(shared) == 0 {
+		t.Skipf("no %s beside the repository: nothing to compare the copy with", sharedGoldenDir)
+	}
+	local, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
+	have := map[string]bool{}
+	for _, f := range local {
+		have[filepath.Base(f)] = true
+	}
+	for _, f := range shared {
+		name := filepath.Base(f)
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("testdata", "golden", name))
+		switch {
+		case err != nil:
+			t.Errorf("%s is in %s but not in testdata/golden: copy it (cp %s/*.json ops/testdata/golden/)", name, sharedGoldenDir, sharedGoldenDir)
+		case !bytes.Equal(got, want):
+			t.Errorf("testdata/golden/%s differs from %s: copy it again", name, f)
+		}
+		delete(have, name)
+	}
+	for name := range have {
+		t.Errorf("testdata/golden/%s is not in %s: remove it or add it there", name, sharedGoldenDir)
+	}
 }
 
 // TestGolden runs every case file of the golden folder, in float64 and
@@ -51,7 +90,7 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatalf("no golden case (*.json) in %s: set WM_GOLDEN_DIR or put shared/ beside the repository", dir)
+		t.Fatalf("no golden case (*.json) in %s: WM_GOLDEN_DIR names a folder without cases, or testdata/golden is missing from the checkout", dir)
 	}
 	sort.Strings(files)
 	for _, f := range files {
