@@ -185,11 +185,17 @@ func (d *Definition) ColumnsAt(preset string) []Column {
 
 var registry = map[string]*Definition{}
 
-// Register adds a definition; a second one of the same name panics (a
-// programming error, found at start-up).
+// Register adds a definition. It is called from init, so its errors are
+// programming errors found at start-up, and it panics with the message of
+// the error: a second definition of the same name, or one that Check
+// refuses (a column, plot key or plot kind its arms do not have, with the
+// valid ones listed).
 func Register(d *Definition) {
 	if _, dup := registry[d.Name]; dup {
 		panic("experiments: " + d.Name + " registered twice")
+	}
+	if err := d.Check(); err != nil {
+		panic(err.Error())
 	}
 	registry[d.Name] = d
 }

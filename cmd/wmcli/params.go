@@ -1,4 +1,4 @@
-package main
+package wmcli
 
 import (
 	"encoding/json"

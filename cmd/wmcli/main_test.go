@@ -1,4 +1,4 @@
-package main
+package wmcli
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 func TestInfoListsOps(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"info"}, &out, &errb); code != 0 {
+	if code := Run([]string{"info"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"BLAS:", "ssd", "attention", "cdmoe", "coca_scores"} {
@@ -20,14 +20,14 @@ func TestInfoListsOps(t *testing.T) {
 
 func TestUnknownCommandFails(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
+	if code := Run([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
 
 func TestParams(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"params", "--arch", "cheems", "--d-model", "64", "--experts", "64"}, &out, &errb); code != 0 {
+	if code := Run([]string{"params", "--arch", "cheems", "--d-model", "64", "--experts", "64"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"SESESESESESESEIE", "ssd(rope)", "cdmoe", "ifa(dm=paper)", "**total**"} {
@@ -46,7 +46,7 @@ func TestParams(t *testing.T) {
 	} {
 		out.Reset()
 		errb.Reset()
-		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+		if code := Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
 		}
 	}

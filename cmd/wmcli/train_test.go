@@ -1,4 +1,4 @@
-package main
+package wmcli
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ func TestTrainSIGKILLResume(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "wm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../wm").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	args := func(out string) []string {
@@ -108,7 +108,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--pattern", "Q", "--steps", "5", "--out", dir + "/w"}, "unknown letter"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+		if code := Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package wmcli
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // bad input with exit 2 and a message naming it, before any work.
 func TestListRunReportErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"list", "--arms", "tiny"}, &out, &errb); code != 0 {
+	if code := Run([]string{"list", "--arms", "tiny"}, &out, &errb); code != 0 {
 		t.Fatalf("wm list: exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"table1", "table2", "table3", "mqar", "throughput", "params", "extrapolation", "ssd-ifa-dm.rope", "tiny, small, paper"} {
@@ -42,7 +42,7 @@ func TestListRunReportErrors(t *testing.T) {
 	} {
 		out.Reset()
 		errb.Reset()
-		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+		if code := Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("wm %v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
 		}
 	}
@@ -65,7 +65,7 @@ func TestTrainWithBPE(t *testing.T) {
 	var out, errb bytes.Buffer
 	args := []string{"train", "--pattern", "AM", "--d-model", "16", "--heads", "2", "--steps", "3", "--seq-len", "16", "--batch", "2",
 		"--corpus", corpus, "--tokenizer", "bpe:300", "--out", runDir}
-	if code := run(args, &out, &errb); code != 0 {
+	if code := Run(args, &out, &errb); code != 0 {
 		t.Fatalf("wm train: exit %d: %s", code, errb.String())
 	}
 	cfg, _ := os.ReadFile(filepath.Join(runDir, "config.json"))
@@ -76,10 +76,10 @@ func TestTrainWithBPE(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if code := run([]string{"generate", "--ckpt", runDir, "--prompt", "the lord", "--n", "5"}, &out, &errb); code != 0 {
+	if code := Run([]string{"generate", "--ckpt", runDir, "--prompt", "the lord", "--n", "5"}, &out, &errb); code != 0 {
 		t.Fatalf("wm generate: exit %d: %s", code, errb.String())
 	}
-	if code := run([]string{"train", "--pattern", "AM", "--steps", "3", "--tokenizer", "bpe", "--out", filepath.Join(dir, "x")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--tokenizer") {
+	if code := Run([]string{"train", "--pattern", "AM", "--steps", "3", "--tokenizer", "bpe", "--out", filepath.Join(dir, "x")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--tokenizer") {
 		t.Errorf("--tokenizer bpe: exit %d, %s", code, errb.String())
 	}
 }

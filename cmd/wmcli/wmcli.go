@@ -1,0 +1,76 @@
+// Command wm is the framework's command line: `wm info` (the build and the
+// ops), `wm params` (a model's parameter breakdown), `wm train` (one model on
+// the embedded KJV or a user's corpus), `wm generate`, and the experiment
+// runner: `wm list`, `wm run NAME --preset P --out DIR`, `wm report DIR`.
+package wmcli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
+
+// Main runs the command line args (without the program name) on the
+// process's standard output and error and returns the exit status: 0 on
+// success, 1 when the work failed, 2 for bad input.
+func Main(args []string) int {
+	return Run(args, os.Stdout, os.Stderr)
+}
+
+// commands are wm's subcommands with one line of help each.
+var commands = []struct{ name, help string }{
+	{"info", "print the build (BLAS, Go version, cores) and the ops it provides"},
+	{"params", "print a model's parameters by layer kind (wm params --arch cheems --d-model 256)"},
+	{"train", "train one model: wm train --arch cheems --steps 200 --out runs/mine [--corpus PATH] [--resume]"},
+	{"generate", "continue a prompt: wm generate --ckpt runs/mine --prompt \"In the beginning\""},
+	{"list", "list the experiments (wm list [--arms PRESET])"},
+	{"run", "run an experiment: wm run table1 --preset tiny --out results [--seeds N] [--resume]"},
+	{"report", "rebuild tables and plots from saved results: wm report results"},
+	{"help", "print this help"},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: wm COMMAND")
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.help)
+	}
+}
+
+// Run executes one command, writing to stdout and stderr, and returns the
+// exit status as Main does.
+func Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "info":
+		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nGo: %s, GOMAXPROCS %d\nops:\n", ops.BLASName, runtime.Version(), runtime.GOMAXPROCS(0))
+		for _, o := range ops.Catalog {
+			fmt.Fprintf(stdout, "  %-17s %s\n", o.Name, o.What)
+		}
+		return 0
+	case "params":
+		return runParams(args[1:], stdout, stderr)
+	case "train":
+		return runTrain(args[1:], stdout, stderr)
+	case "generate":
+		return runGenerate(args[1:], stdout, stderr)
+	case "list":
+		return runList(args[1:], stdout, stderr)
+	case "run":
+		return runExperiment(args[1:], stdout, stderr)
+	case "report":
+		return runReport(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "wm: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
