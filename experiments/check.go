@@ -31,12 +31,12 @@ func taskMeasures(t Task) (keys, prefixes []string) {
 }
 
 // plotKindNames names the plot kinds, for errors.
-var plotKindNames = map[PlotKind]string{PlotCurves: "PlotCurves", PlotBars: "PlotBars", PlotMeasureLines: "PlotMeasureLines", PlotLabelLines: "PlotLabelLines"}
+var plotKindNames = map[PlotKind]string{PlotCurves: "PlotCurves", PlotBars: "PlotBars", PlotMeasureLines: "PlotMeasureLines", PlotLabelLines: "PlotLabelLines", PlotGroupedBars: "PlotGroupedBars"}
 
 // keySet is the measures, measure prefixes, paper keys and label keys the
 // arms of a definition have.
 type keySet struct {
-	measures, prefixes, paper, labels map[string]bool
+	measures, prefixes, paper, labels, arms map[string]bool
 }
 
 func (k keySet) measure(key string) bool {
@@ -73,8 +73,8 @@ func (k keySet) measureList() string {
 // Check verifies that every column and plot of d names something its arms
 // have: a measure of their task or a value (Column.Key, Plot.Key, Plot.Y),
 // a paper number (Column.Paper, Plot.PaperKey), a measure prefix
-// (Plot.Prefix), a label (Plot.X, Series, Panel), and that every plot kind
-// is known. The arms are those of the tiny preset; the columns are checked
+// (Plot.Prefix), a label (Plot.X, Series, Panel), an arm (Plot.Reference),
+// and that every plot kind is known. The arms are those of the tiny preset; the columns are checked
 // at every preset. The error names the experiment, the column or plot, and
 // the valid keys. Register calls it.
 func (d *Definition) Check() error {
@@ -85,8 +85,9 @@ func (d *Definition) Check() error {
 	if err != nil {
 		return errors.Wrapf(err, "experiment %s at %s", d.Name, Tiny)
 	}
-	k := keySet{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
+	k := keySet{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
 	for _, a := range arms {
+		k.arms[a.Name] = true
 		keys, prefixes := taskMeasures(a.Task)
 		if keys == nil {
 			return errors.Errorf("experiment %s: arm %s has task %q; the tasks are: %s, %s, %s, %s, %s", d.Name, a.Name, a.Task, TaskLM, TaskMQAR, TaskExtrapolation, TaskThroughput, TaskParams)
@@ -126,14 +127,36 @@ func (d *Definition) Check() error {
 		if p.File == "" {
 			return errors.Errorf("%s: File is empty", where)
 		}
+		labels := func(names ...[2]string) error {
+			for _, l := range names {
+				if l[1] != "" && !k.labels[l[1]] {
+					return errors.Errorf("%s: %s %q is no label of its arms; the labels are: %s", where, l[0], l[1], list(k.labels, ""))
+				}
+			}
+			return nil
+		}
 		switch p.Kind {
 		case PlotCurves:
-		case PlotBars:
+			if err := labels([2]string{"Series", p.Series}, [2]string{"Panel", p.Panel}); err != nil {
+				return err
+			}
+		case PlotBars, PlotGroupedBars:
 			if !k.measure(p.Key) {
 				return errors.Errorf("%s: Key %q is no measure of its arms; the measures are: %s", where, p.Key, k.measureList())
 			}
 			if p.PaperKey != "" && !k.paper[p.PaperKey] {
 				return errors.Errorf("%s: PaperKey %q is no key of any arm's Paper; the keys are: %s", where, p.PaperKey, list(k.paper, ""))
+			}
+			if p.Reference != "" && !k.arms[p.Reference] {
+				return errors.Errorf("%s: Reference %q is no arm; the arms are: %s", where, p.Reference, list(k.arms, ""))
+			}
+			if p.Kind == PlotGroupedBars {
+				if p.X == "" || p.Series == "" {
+					return errors.Errorf("%s: grouped bars need the label keys X and Series", where)
+				}
+				if err := labels([2]string{"X", p.X}, [2]string{"Series", p.Series}); err != nil {
+					return err
+				}
 			}
 		case PlotMeasureLines:
 			if !k.prefixes[p.Prefix] {
@@ -143,10 +166,11 @@ func (d *Definition) Check() error {
 			if !k.measure(p.Y) {
 				return errors.Errorf("%s: Y %q is no measure of its arms; the measures are: %s", where, p.Y, k.measureList())
 			}
-			for _, l := range [][2]string{{"X", p.X}, {"Series", p.Series}, {"Panel", p.Panel}} {
-				if (l[1] != "" || l[0] != "Panel") && !k.labels[l[1]] {
-					return errors.Errorf("%s: %s %q is no label of its arms; the labels are: %s", where, l[0], l[1], list(k.labels, ""))
-				}
+			if p.X == "" || p.Series == "" {
+				return errors.Errorf("%s: label lines need the label keys X and Series", where)
+			}
+			if err := labels([2]string{"X", p.X}, [2]string{"Series", p.Series}, [2]string{"Panel", p.Panel}); err != nil {
+				return err
 			}
 		default:
 			var kinds []string

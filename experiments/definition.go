@@ -125,17 +125,29 @@ type Column struct {
 // PlotKind is a kind of figure the report draws.
 type PlotKind int
 
-// The figures.
+// The figures. Every figure draws the mean over seeds with ± one sample
+// standard deviation as error bars (where an arm has more than one seed),
+// and its legend beside the plotting area.
 const (
-	// PlotCurves draws validation perplexity against step, a line per arm.
+	// PlotCurves draws validation perplexity against step, a line per arm
+	// (named by the label Series, or the arm's name), one panel per value
+	// of the label Panel (small multiples, "" for one panel).
 	PlotCurves PlotKind = iota
-	// PlotBars draws one measure per arm beside the paper's bars.
+	// PlotBars draws one measure per arm beside the paper's. With
+	// Reference set, both are ratios to the reference arm's (measured to
+	// measured, paper to paper), and only arms with a paper value are
+	// drawn: the paper's absolute numbers come from another corpus and
+	// scale, so only ratios compare.
 	PlotBars
 	// PlotMeasureLines draws the measures "Prefix@X" against X, a line per arm.
 	PlotMeasureLines
 	// PlotLabelLines draws Y against the numeric label X, a line per value
 	// of the label Series, one figure per value of the label Panel.
 	PlotLabelLines
+	// PlotGroupedBars draws the measure Key as grouped bars: a group per
+	// value of the label X (e.g. the module set), a bar per value of the
+	// label Series (e.g. the SSD variant).
+	PlotGroupedBars
 )
 
 // Plot is a figure of an experiment's report.
@@ -147,11 +159,13 @@ type Plot struct {
 	XLabel        string
 	YLabel        string
 	LogX, LogY    bool
-	Key, PaperKey string // PlotBars: the measure and the paper's key
-	Prefix        string // PlotMeasureLines
-	X, Series     string // PlotLabelLines: label keys
-	Y             string // PlotLabelLines: the measure
-	Panel         string // PlotLabelLines: label key, "" for one figure
+	Key, PaperKey string // PlotBars, PlotGroupedBars: the measure; PlotBars: the paper's key
+	// Reference is the arm whose values divide the others (PlotBars).
+	Reference string
+	Prefix    string // PlotMeasureLines
+	X, Series string // PlotLabelLines, PlotGroupedBars: label keys; PlotCurves: Series names the lines
+	Y         string // PlotLabelLines: the measure
+	Panel     string // PlotLabelLines, PlotCurves: label key, "" for one figure
 }
 
 // Definition is a named, versioned experiment.

@@ -140,6 +140,15 @@ func (ar ArmResults) stat(key string) Stat {
 		}
 		return Stat{Mean: math.NaN()}
 	}
+	return meanSD(vs)
+}
+
+// meanSD is the mean and the sample standard deviation of vs (0 for one
+// value, NaN mean for none).
+func meanSD(vs []float64) Stat {
+	if len(vs) == 0 {
+		return Stat{Mean: math.NaN()}
+	}
 	var m float64
 	for _, v := range vs {
 		m += v

@@ -19,7 +19,11 @@ func init() {
 		},
 		Arms:    ssdLongArms,
 		Columns: lmColumns(true),
-		Plots:   lmPlots,
+		Plots: []Plot{
+			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Series: "variant"},
+			{Kind: PlotGroupedBars, File: "val_ppl_by_variant", Title: "final validation perplexity (mean ± sd over seeds)", YLabel: "val ppl", Key: "val_ppl", X: "modules", Series: "variant"},
+			ratioPlot("ssd.a_t"),
+		},
 	})
 }
 

@@ -29,7 +29,7 @@ func init() {
 		}, dynamicMaskNotes...),
 		Arms:    table1Arms,
 		Columns: lmColumns(true),
-		Plots:   lmPlots,
+		Plots:   table1Plots,
 	})
 }
 
@@ -144,10 +144,20 @@ func lmColumns(stepsPaper bool) []Column {
 	return cols
 }
 
-// lmPlots are the figures of a language-model ablation.
-var lmPlots = []Plot{
-	{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity", XLabel: "step", YLabel: "val ppl", LogY: true},
-	{Kind: PlotBars, File: "val_ppl_vs_paper", Title: "final validation perplexity beside the paper's", YLabel: "ppl", Key: "val_ppl", PaperKey: "ppl"},
+// ratioPlot compares final perplexity with the paper's as ratios to the
+// reference arm's (the paper's values are on another corpus and scale).
+func ratioPlot(reference string) Plot {
+	return Plot{Kind: PlotBars, File: "val_ppl_ratio_vs_paper", Title: "final validation perplexity ÷ " + reference + "'s, measured and paper",
+		YLabel: "ppl ÷ ppl of " + reference, Key: "val_ppl", PaperKey: "ppl", Reference: reference}
+}
+
+// table1Plots are table1's and ssdlong's figures: curves in small
+// multiples by module set, final perplexity grouped by module set with a
+// bar per SSD variant, and the ratio to SSD a_t beside the paper's.
+var table1Plots = []Plot{
+	{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity by module set (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Panel: "modules", Series: "variant"},
+	{Kind: PlotGroupedBars, File: "val_ppl_by_modules", Title: "final validation perplexity (mean ± sd over seeds)", YLabel: "val ppl", Key: "val_ppl", X: "modules", Series: "variant"},
+	ratioPlot("ssd.a_t"),
 }
 
 // slug makes a folder-safe name by replacing every character outside

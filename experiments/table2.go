@@ -27,7 +27,11 @@ func init() {
 		},
 		Arms:    table2Arms,
 		Columns: append([]Column{{Title: "CDMoE ratio", Key: "cdmoe_ratio", Digits: 4}}, lmColumns(false)...),
-		Plots:   lmPlots,
+		Plots: []Plot{
+			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Series: "paper pattern"},
+			{Kind: PlotGroupedBars, File: "val_ppl_by_ratio", Title: "final validation perplexity (mean ± sd over seeds)", YLabel: "val ppl", Key: "val_ppl", X: "paper CDMoE ratio", Series: "paper pattern"},
+			ratioPlot("row1"),
+		},
 	})
 }
 
@@ -40,15 +44,15 @@ func table2Arms(preset string) ([]Arm, error) {
 	}
 	n := max(s.Pairs, 3)
 	rows := []struct {
-		paper, pattern string
-		ppl            float64
+		paper, pattern, ratio string
+		ppl                   float64
 	}{
-		{"SM SM SM SM SM SM SM AM", join(pairs("S", "M", n-1), "AM"), 8.18},
-		{"SE SM SM SM SM SM SM AM", join("SE", pairs("S", "M", n-2), "AM"), 8.06},
-		{"SM SM SM SM SM SM SM AE", join(pairs("S", "M", n-1), "AE"), 8.12},
-		{"SE SM SM SM SM SM SM AE", join("SE", pairs("S", "M", n-2), "AE"), 7.96},
-		{"SM SE SE SE SE SE SE AM", join("SM", pairs("S", "E", n-2), "AM"), 7.52},
-		{"SE SE SE SE SE SE SE AE", join(pairs("S", "E", n-1), "AE"), 7.49},
+		{"SM SM SM SM SM SM SM AM", join(pairs("S", "M", n-1), "AM"), "0%", 8.18},
+		{"SE SM SM SM SM SM SM AM", join("SE", pairs("S", "M", n-2), "AM"), "6.25%", 8.06},
+		{"SM SM SM SM SM SM SM AE", join(pairs("S", "M", n-1), "AE"), "6.25%", 8.12},
+		{"SE SM SM SM SM SM SM AE", join("SE", pairs("S", "M", n-2), "AE"), "12.5%", 7.96},
+		{"SM SE SE SE SE SE SE AM", join("SM", pairs("S", "E", n-2), "AM"), "37.5%", 7.52},
+		{"SE SE SE SE SE SE SE AE", join(pairs("S", "E", n-1), "AE"), "50%", 7.49},
 	}
 	var arms []Arm
 	var target int64
@@ -70,7 +74,7 @@ func table2Arms(preset string) ([]Arm, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := s.lmArm(fmt.Sprintf("row%d", i+1), m, Label{"paper pattern", r.paper}, Label{"pattern", r.pattern})
+		a := s.lmArm(fmt.Sprintf("row%d", i+1), m, Label{"paper pattern", r.paper}, Label{"paper CDMoE ratio", r.ratio}, Label{"pattern", r.pattern})
 		a.Paper = map[string]float64{"ppl": r.ppl}
 		a.Values = map[string]float64{"cdmoe_ratio": graph.CDMoERatio(letters)}
 		arms = append(arms, a)

@@ -36,7 +36,9 @@ func init() {
 			{Title: "C-Eval 0-shot", Paper: "ceval0", Digits: 2},
 			{Title: "C-Eval 5-shot", Paper: "ceval5", Digits: 2},
 		},
-		Plots: lmPlots[:1],
+		Plots: []Plot{
+			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Series: "state transformation"},
+		},
 	})
 }
 

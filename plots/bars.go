@@ -6,18 +6,21 @@ import (
 	"github.com/pkg/errors"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
-// BarGroup is one bar per category (NaN where there is no value).
+// BarGroup is one bar per category (NaN where there is no value). Err,
+// when not nil, is the ± error of each bar (a standard deviation over
+// seeds), drawn as an error bar.
 type BarGroup struct {
 	Name   string
 	Values []float64
+	Err    []float64
 }
 
 // Bars is a grouped bar chart: for each category, a bar per group side by
-// side (measured beside paper).
+// side (measured beside paper, or one bar per variant).
 type Bars struct {
 	Title, YLabel string
 	Categories    []string
@@ -25,55 +28,126 @@ type Bars struct {
 	// PaperGroup is the index of the group drawn grey (the paper's), -1
 	// for none.
 	PaperGroup int
+	// RefLine, when not 0, draws a dashed horizontal line at that value
+	// (1 on a chart of ratios to a reference arm).
+	RefLine float64
+	// YMin is the bottom of the y axis (0 by default; bars are clipped
+	// there): a chart of ratios near 1 is easier to read from a higher floor.
+	YMin float64
 }
 
 // Save writes base+".png" and base+".svg" and returns their paths; no
 // finite value at all writes nothing.
 func (b Bars) Save(base string) ([]string, error) {
+	f, err := b.figure()
+	if f == nil || err != nil {
+		return nil, errors.Wrapf(err, "bars %s", base)
+	}
+	return f.save(base)
+}
+
+// PNG renders the chart as PNG bytes; nil when it has no value to show.
+func (b Bars) PNG() ([]byte, error) {
+	f, err := b.figure()
+	if f == nil || err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func (b Bars) figure() (*figure, error) {
+	f := &figure{title: b.Title, legend: newLegend(), width: Width, height: Height}
 	p := plot.New()
 	p.Y.Label.Text = b.YLabel
-	p.Legend.Top = true
 	// Bars fill about 70% of each category's share of the width.
-	w := vg.Points(math.Min(24, 0.7*360/float64(len(b.Categories)*max(1, len(b.Groups)))))
+	w := vg.Points(math.Min(24, 0.7*400/float64(max(1, len(b.Categories)*len(b.Groups)))))
 	shown, dropped := 0, 0
+	hi := math.Inf(-1)
 	for i, g := range b.Groups {
-		if len(g.Values) != len(b.Categories) {
-			return nil, errors.Errorf("bars %s: group %q has %d values for %d categories", base, g.Name, len(g.Values), len(b.Categories))
+		if len(g.Values) != len(b.Categories) || (g.Err != nil && len(g.Err) != len(g.Values)) {
+			return nil, errors.Errorf("group %q has %d values and %d errors for %d categories", g.Name, len(g.Values), len(g.Err), len(b.Categories))
 		}
 		vals := make(plotter.Values, len(g.Values))
+		errs := make([]float64, len(g.Values))
 		for j, v := range g.Values {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				if !math.IsNaN(v) {
 					dropped++
 				}
-				continue // a zero-height bar
+				vals[j], errs[j] = math.NaN(), math.NaN()
+				continue
 			}
 			vals[j] = v
+			if g.Err != nil && !math.IsNaN(g.Err[j]) {
+				errs[j] = g.Err[j]
+			}
+			hi = math.Max(hi, v+errs[j])
 			shown++
 		}
-		bc, err := plotter.NewBarChart(vals, w)
+		drawn := make(plotter.Values, len(vals))
+		for j, v := range vals {
+			if !math.IsNaN(v) {
+				drawn[j] = v // NaN stays a zero-height bar
+			}
+		}
+		bc, err := plotter.NewBarChart(drawn, w)
 		if err != nil {
-			return nil, errors.Wrapf(err, "bars %s: group %q", base, g.Name)
+			return nil, errors.Wrapf(err, "group %q", g.Name)
 		}
 		bc.LineStyle.Width = 0
-		bc.Color = plotutil.Color(i)
+		bc.Color = seriesColor(i)
 		if i == b.PaperGroup {
 			bc.Color = grey
 		}
 		bc.Offset = w * vg.Length(float64(i)-float64(len(b.Groups)-1)/2)
 		p.Add(bc)
-		p.Legend.Add(g.Name, bc)
+		if g.Err != nil {
+			p.Add(barErrors{values: vals, errs: errs, offset: bc.Offset, width: w})
+		}
+		f.legend.Add(g.Name, bc)
 	}
 	if shown == 0 {
 		return nil, nil
 	}
+	if b.RefLine != 0 {
+		ref := plotter.NewFunction(func(float64) float64 { return b.RefLine })
+		ref.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		ref.Color = grey
+		p.Add(ref)
+	}
 	p.NominalX(b.Categories...)
-	p.Y.Min = 0
-	p.Y.Max *= 1.25 // room for the legend above the bars
+	p.Y.Min = b.YMin
+	p.Y.Max = math.Max(p.Y.Max, hi) * 1.02
 	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
+	// Category names hang below their tick, slanted, ending at the tick.
 	p.X.Tick.Label.Rotation = math.Pi / 6
-	p.X.Tick.Label.XAlign = -0.9
-	p.X.Tick.Label.YAlign = -0.3
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
 	p.Title.Text = title(b.Title, dropped)
-	return save(p, base)
+	f.panels = [][]*plot.Plot{{p}}
+	return f, nil
+}
+
+// barErrors draws ± error bars on the bars of one group: at category i,
+// offset by the group's offset, from value−err to value+err.
+type barErrors struct {
+	values, errs  []float64
+	offset, width vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (e barErrors) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := plotter.DefaultLineStyle
+	cap := e.width / 3
+	for i, v := range e.values {
+		if math.IsNaN(v) || math.IsNaN(e.errs[i]) || e.errs[i] == 0 {
+			continue
+		}
+		x := trX(float64(i)) + e.offset
+		lo, hi := trY(v-e.errs[i]), trY(v+e.errs[i])
+		c.StrokeLine2(sty, x, lo, x, hi)
+		c.StrokeLine2(sty, x-cap, lo, x+cap, lo)
+		c.StrokeLine2(sty, x-cap, hi, x+cap, hi)
+	}
 }

@@ -10,13 +10,15 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
-// Series is one named line; X and Y have the same length.
+// Series is one named line; X and Y have the same length. Err, when not
+// nil, is the ± error of each Y (a standard deviation over seeds), drawn
+// as a bar.
 type Series struct {
 	Name string
 	X, Y []float64
+	Err  []float64
 }
 
 // Lines is a line plot of several series.
@@ -26,53 +28,98 @@ type Lines struct {
 	Series                []Series
 }
 
-// Size of every figure.
-const (
-	Width  = 7 * vg.Inch
-	Height = 4.5 * vg.Inch
-)
-
 // Save writes base+".png" and base+".svg" and returns their paths. A figure
 // with no point it can show writes nothing and returns no paths.
 func (l Lines) Save(base string) ([]string, error) {
+	f, err := l.figure()
+	if f == nil || err != nil {
+		return nil, errors.Wrapf(err, "plot %s", base)
+	}
+	return f.save(base)
+}
+
+// PNG renders the figure as PNG bytes; nil when it has no point to show.
+func (l Lines) PNG() ([]byte, error) {
+	f, err := l.figure()
+	if f == nil || err != nil {
+		return nil, err
+	}
+	return f.png()
+}
+
+func (l Lines) figure() (*figure, error) {
+	f := &figure{title: l.Title, legend: newLegend(), width: Width, height: Height}
+	p, shown, err := l.panel(map[string]int{}, &f.legend)
+	if err != nil || shown == 0 {
+		return nil, err
+	}
+	f.panels = [][]*plot.Plot{{p}}
+	return f, nil
+}
+
+// panel draws the series on one plot, colouring each by its name's index
+// in colors (new names are added) and adding new names to the legend; it
+// returns the number of points shown.
+func (l Lines) panel(colors map[string]int, leg *plot.Legend) (*plot.Plot, int, error) {
 	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = l.XLabel, l.YLabel
 	setLog(p, l.LogX, l.LogY)
-	p.Legend.Top = true
 	dropped, shown := 0, 0
-	for i, s := range l.Series {
-		if len(s.X) != len(s.Y) {
-			return nil, errors.Errorf("plot %s: series %q has %d x and %d y", base, s.Name, len(s.X), len(s.Y))
+	for _, s := range l.Series {
+		if len(s.X) != len(s.Y) || (s.Err != nil && len(s.Err) != len(s.Y)) {
+			return nil, 0, errors.Errorf("series %q has %d x, %d y and %d errors", s.Name, len(s.X), len(s.Y), len(s.Err))
 		}
 		var xys plotter.XYs
+		var errs plotter.YErrors
 		for j := range s.X {
 			if !showable(s.X[j], l.LogX) || !showable(s.Y[j], l.LogY) {
 				dropped++
 				continue
 			}
 			xys = append(xys, plotter.XY{X: s.X[j], Y: s.Y[j]})
+			e := 0.0
+			if s.Err != nil && !math.IsNaN(s.Err[j]) && !math.IsInf(s.Err[j], 0) {
+				e = s.Err[j]
+				if l.LogY && s.Y[j]-e <= 0 {
+					e = 0 // a bar below zero cannot be drawn on a log axis
+				}
+			}
+			errs = append(errs, struct{ Low, High float64 }{e, e})
 		}
 		if len(xys) == 0 {
 			continue
 		}
+		i, seen := colors[s.Name]
+		if !seen {
+			i = len(colors)
+			colors[s.Name] = i
+		}
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return nil, errors.Wrapf(err, "plot %s: series %q", base, s.Name)
+			return nil, 0, errors.Wrapf(err, "series %q", s.Name)
 		}
-		c := plotutil.Color(i)
+		c := seriesColor(i)
 		line.Color, points.Color = c, c
 		line.Dashes = plotutil.Dashes(i / 7)
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
-		p.Legend.Add(s.Name, line, points)
+		if s.Err != nil {
+			eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: plotter.DefaultLineStyle, CapWidth: plotter.DefaultCapWidth}
+			eb.LineStyle.Color = c
+			p.Add(eb)
+		}
+		if !seen {
+			leg.Add(s.Name, line, points)
+		}
 		shown += len(xys)
 	}
-	if shown == 0 {
-		return nil, nil
-	}
 	p.Title.Text = title(l.Title, dropped)
-	return save(p, base)
+	return p, shown, nil
 }
+
+// seriesColor is the i-th colour of the palette (plotutil's seven, then
+// repeated with other dashes and shapes).
+func seriesColor(i int) color.Color { return plotutil.Color(i) }
 
 // showable says whether v can be drawn on an axis (log or not).
 func showable(v float64, log bool) bool {

@@ -1,6 +1,7 @@
 package plots_test
 
 import (
+	"bytes"
 	"image/png"
 	"math"
 	"os"
@@ -53,5 +54,79 @@ func TestBars(t *testing.T) {
 	b.Groups[0].Values = []float64{1}
 	if _, err := b.Save(base); err == nil {
 		t.Error("a group with too few values gave no error")
+	}
+}
+
+// The legend is drawn in a strip right of the plotting area, never over
+// data: the image is wider than the plotting area by the strip, and the
+// strip holds ink (the legend).
+func TestLegendBesideData(t *testing.T) {
+	var ss []plots.Series
+	for _, n := range []string{"conv1d+D", "a_t", "rope", "D only"} {
+		s := plots.Series{Name: n}
+		for x := 0.0; x <= 10; x++ {
+			s.X, s.Y, s.Err = append(s.X, x), append(s.Y, 10-x+float64(len(n))), append(s.Err, 0.3)
+		}
+		ss = append(ss, s)
+	}
+	b, err := plots.Lines{Title: "t", Series: ss}.PNG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	area := int(plots.Width.Dots(96))
+	bounds := img.Bounds()
+	if bounds.Dx() <= area+20 {
+		t.Fatalf("image %d px wide, plotting area %d: no room for a legend strip", bounds.Dx(), area)
+	}
+	ink := 0
+	for x := area + 5; x < bounds.Dx(); x++ {
+		for y := 0; y < bounds.Dy(); y++ {
+			if r, g, bb, _ := img.At(x, y).RGBA(); r+g+bb < 3*0xe000 {
+				ink++
+			}
+		}
+	}
+	if ink == 0 {
+		t.Error("the strip right of the plotting area is blank: where is the legend?")
+	}
+}
+
+// Small multiples: a grid of 5 panels in 3 columns is 2 rows; an empty
+// grid writes nothing; error bars on bars are accepted with the values.
+func TestGridAndErrorBars(t *testing.T) {
+	dir := t.TempDir()
+	var panels []plots.Lines
+	for i := 0; i < 5; i++ {
+		panels = append(panels, plots.Lines{Title: "set " + string(rune('A'+i)), Series: []plots.Series{
+			{Name: "rope", X: []float64{1, 2}, Y: []float64{5, 4}, Err: []float64{0.1, 0.1}},
+			{Name: "a_t", X: []float64{1, 2}, Y: []float64{6, 5}},
+		}})
+	}
+	b, err := plots.Grid{Title: "grid", Panels: panels, Cols: 3}.PNG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w <= h {
+		t.Errorf("3×2 grid is %d×%d px: want wider than tall", w, h)
+	}
+	if p, err := (plots.Grid{}).Save(filepath.Join(dir, "empty")); p != nil || err != nil {
+		t.Errorf("empty grid: %v, %v", p, err)
+	}
+	bars := plots.Bars{Title: "ratio", Categories: []string{"a", "b"}, RefLine: 1, YMin: 0.8, PaperGroup: 1,
+		Groups: []plots.BarGroup{{Name: "measured", Values: []float64{1.1, 0.95}, Err: []float64{0.02, 0.03}}, {Name: "paper", Values: []float64{1, 0.97}}}}
+	if p, err := bars.Save(filepath.Join(dir, "bars")); err != nil || len(p) != 2 {
+		t.Fatalf("bars: %v, %v", p, err)
+	}
+	bars.Groups[0].Err = []float64{1}
+	if _, err := bars.Save(filepath.Join(dir, "bad")); err == nil {
+		t.Error("errors of the wrong length gave no error")
 	}
 }
