@@ -3,10 +3,10 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce
+.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings
 
-## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests
-test: deps check test-purego test-openblas
+## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests, every notebook executed
+test: deps check test-purego test-openblas notebooks
 
 ## deps: Debian's OpenBLAS for the `openblas` build tag (installs it when missing)
 deps:
@@ -42,3 +42,28 @@ EXPERIMENT ?= table1
 PRESET ?= small
 reproduce: deps
 	$(GO) run -tags openblas ./cmd/wm run $(EXPERIMENT) --preset $(PRESET) --out results --resume
+
+## notebooks: execute every GoNB notebook in notebooks/ headlessly, in place (outputs kept); a failing cell fails (nbconvert for a compile error, nbcheck for a program that panics or exits non-zero)
+NB_CACHE := $(CURDIR)/.cache/notebooks
+NB_ENV := PATH="$(NB_CACHE)/bin:$$PATH" JUPYTER_DATA_DIR="$(NB_CACHE)/jupyter"
+notebooks: notebook-deps
+	@for nb in notebooks/*.ipynb; do \
+		echo "executing $$nb"; \
+		if ! $(NB_ENV) /usr/bin/jupyter nbconvert --to notebook --execute --inplace \
+			--ExecutePreprocessor.timeout=900 "$$nb" > "$(NB_CACHE)/last.log" 2>&1; then \
+			grep -v '^[IW][0-9]\{4\} ' "$(NB_CACHE)/last.log" | tail -n 60; \
+			echo "notebook $$nb failed (full log: $(NB_CACHE)/last.log)"; exit 1; \
+		fi; \
+		"$(NB_CACHE)/bin/nbcheck" "$$nb" || exit 1; \
+	done
+
+## notebook-deps: Debian's Jupyter (nbconvert, client, nbclient); GoNB v0.11.1, goimports and nbcheck (a cell whose program fails) built from notebooks/tools; the kernel installed under .cache
+notebook-deps:
+	@if ! dpkg -s jupyter-nbconvert jupyter-client python3-nbclient >/dev/null 2>&1; then \
+		echo "installing jupyter-nbconvert jupyter-client python3-nbclient"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jupyter-nbconvert jupyter-client python3-nbclient >/dev/null; \
+	fi
+	@mkdir -p "$(NB_CACHE)/bin" "$(NB_CACHE)/jupyter"
+	cd notebooks/tools && $(GO) test -count=1 ./nbcheck/ && GOBIN="$(NB_CACHE)/bin" $(GO) install github.com/janpfeifer/gonb golang.org/x/tools/cmd/goimports ./nbcheck
+	@$(NB_ENV) gonb --install --force_deps >/dev/null 2>&1 || { echo "gonb --install failed"; $(NB_ENV) gonb --install --force_deps; exit 1; }

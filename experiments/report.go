@@ -180,7 +180,8 @@ func format(v float64, digits int) string {
 }
 
 func (s Stat) format(digits int) string {
-	if s.N > 1 {
+	// A count that does not vary over seeds (parameters) needs no ± 0.
+	if s.N > 1 && !(digits == 0 && s.SD == 0) {
 		return format(s.Mean, digits) + " ± " + format(s.SD, digits)
 	}
 	return format(s.Mean, digits)
