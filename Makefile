@@ -37,6 +37,11 @@ bench-openblas:
 fmt:
 	gofmt -w .
 
+## findings: judge the papers' claims against the results under RESULTS (default results/): RESULTS/findings.md
+RESULTS ?= results
+findings:
+	$(GO) run ./cmd/wm findings $(RESULTS)
+
 ## reproduce: run EXPERIMENT (default table1) at PRESET (default small) with OpenBLAS into results/, then print its table
 EXPERIMENT ?= table1
 PRESET ?= small

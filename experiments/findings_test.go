@@ -1,0 +1,116 @@
+package experiments
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A comparison's verdict follows its interval and the claim's sign; a
+// claim's verdict follows its rows.
+func TestVerdictRules(t *testing.T) {
+	row := func(lo, hi float64, want, seeds int) Comparison {
+		c := Comparison{Diff: Interval{Est: (lo + hi) / 2, Lo: lo, Hi: hi}, Want: want, Seeds: seeds}
+		c.judge()
+		return c
+	}
+	for _, c := range []struct {
+		lo, hi      float64
+		want, seeds int
+		verdict     string
+	}{
+		{-2, -1, -1, 3, Reproduced},
+		{1, 2, -1, 3, NotReproduced},
+		{-1, 1, -1, 3, Inconclusive},
+		{1, 2, +1, 3, Reproduced},
+		{-2, -1, -1, 2, Inconclusive + " (2 seed(s), 3 needed)"},
+		{-2, -1, 0, 3, "A lower"},
+		{-1, 1, 0, 3, "no difference resolved"},
+		{0, 0, -1, 0, NotRun},
+	} {
+		if got := row(c.lo, c.hi, c.want, c.seeds).Verdict; got != c.verdict {
+			t.Errorf("[%g, %g] want %d seeds %d: %q, want %q", c.lo, c.hi, c.want, c.seeds, got, c.verdict)
+		}
+	}
+	claim := func(rows ...Comparison) Claim {
+		cl := Claim{Rows: rows}
+		cl.judge()
+		return cl
+	}
+	rep, against, noise, few := row(-2, -1, -1, 3), row(1, 2, -1, 3), row(-1, 1, -1, 3), row(-2, -1, -1, 2)
+	info := row(1, 2, 0, 3)
+	for _, c := range []struct {
+		cl   Claim
+		want string
+	}{
+		{claim(rep, rep, info), Reproduced},
+		{claim(rep, against), NotReproduced},
+		{claim(rep, noise), Inconclusive},
+		{claim(rep, few), Inconclusive},
+		{claim(row(0, 0, -1, 0)), NotRun},
+		{claim(), NotRun},
+	} {
+		if c.cl.Verdict != c.want {
+			t.Errorf("rows %v: %q (%s), want %q", c.cl.Rows, c.cl.Verdict, c.cl.Why, c.want)
+		}
+	}
+	if !strings.Contains(claim(rep, against, noise).Why, "1 of 3 comparisons go significantly against the paper, 1 with it, 1 within noise") {
+		t.Errorf("why: %q", claim(rep, against, noise).Why)
+	}
+	informs := Claim{Informs: true, Rows: []Comparison{info}}
+	informs.judge()
+	if informs.Verdict != Measured {
+		t.Errorf("a claim that only informs: %q", informs.Verdict)
+	}
+}
+
+// table3 at tiny with 3 seeds: the MoE claim gets its two comparisons with
+// 3 seeds, intervals around the difference of the means and a verdict;
+// claims whose experiments did not run say so; findings.md holds them all.
+func TestFindingsFromResults(t *testing.T) {
+	out := t.TempDir()
+	def, _ := Lookup("table3")
+	if _, err := (Runner{Out: out, Preset: Tiny, Seeds: 3}).Run(def); err != nil {
+		t.Fatal(err)
+	}
+	path, claims, err := WriteFindings(out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moe *Claim
+	for i := range claims {
+		if strings.HasPrefix(claims[i].Title, "MoE-SEI and CDMoE") {
+			moe = &claims[i]
+		} else if claims[i].Verdict != NotRun {
+			t.Errorf("%q: %q with only table3 run", claims[i].Title, claims[i].Verdict)
+		}
+	}
+	if moe == nil || len(moe.Rows) != 2 {
+		t.Fatalf("the MoE claim: %+v", moe)
+	}
+	for _, r := range moe.Rows {
+		if r.Seeds != 3 || !(r.Diff.Lo <= r.Diff.Est && r.Diff.Est <= r.Diff.Hi) || math.Abs(r.Diff.Est-(r.SA.Mean-r.SB.Mean)) > 1e-12 {
+			t.Errorf("%s: %+v", r.What, r)
+		}
+		if r.Verdict != Reproduced && r.Verdict != NotReproduced && r.Verdict != Inconclusive {
+			t.Errorf("%s: verdict %q", r.What, r.Verdict)
+		}
+	}
+	if moe.Verdict == NotRun {
+		t.Errorf("MoE claim not judged: %s", moe.Why)
+	}
+	md, err := os.ReadFile(path)
+	if err != nil || filepath.Base(path) != "findings.md" {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for _, want := range []string{"## Summary", "| table3 | tiny | MoE-SEI vs MoE |", "**Verdict: " + moe.Verdict, "## 8. CoCA with dynamic NTK"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("findings.md lacks %q", want)
+		}
+	}
+	if _, err := Findings(filepath.Join(out, "nope")); err == nil {
+		t.Error("a missing folder gave no error")
+	}
+}
