@@ -30,6 +30,11 @@ type Runner struct {
 	Log io.Writer
 	// Arms, when non-empty, runs only the arms of these names.
 	Arms []string
+	// Stop, when closed, ends the sweep after the training step in
+	// progress: that arm is checkpointed, no further arm starts, the report
+	// is written, and Run returns the arm's *train.StoppedError (a resume
+	// continues where it stopped).
+	Stop <-chan struct{}
 }
 
 // job is one arm at one seed.
@@ -113,7 +118,15 @@ func (r Runner) Run(def *Definition) (*Report, error) {
 	for i, j := range jobs {
 		t0 := time.Now()
 		fmt.Fprintf(logw, "[%d/%d] %s seed %d (%s)\n", i+1, len(jobs), j.arm.Name, j.seed, j.arm.Task)
-		res, err := runJob(j, d, r.Resume, logw)
+		res, err := runJob(j, d, r.Resume, logw, r.Stop)
+		var stopped *train.StoppedError
+		if errors.As(err, &stopped) {
+			fmt.Fprintf(logw, "[%d/%d] %s seed %d %v\n", i+1, len(jobs), j.arm.Name, j.seed, err)
+			if _, rerr := WriteReport(r.Out, def, r.Preset); rerr != nil {
+				return nil, errors.Wrap(rerr, "report")
+			}
+			return nil, err
+		}
 		if err != nil {
 			fmt.Fprintf(logw, "[%d/%d] %s seed %d FAILED: %v\n", i+1, len(jobs), j.arm.Name, j.seed, err)
 			fails = append(fails, Failure{Arm: j.arm.Name, Seed: j.seed, Err: err})
@@ -214,9 +227,9 @@ func runConfig(a Arm, seed int) (train.RunConfig, bool) {
 }
 
 // runJob runs one arm at one seed into its folder.
-func runJob(j job, d *datasets, resume bool, logw io.Writer) (train.Result, error) {
+func runJob(j job, d *datasets, resume bool, logw io.Writer, stop <-chan struct{}) (train.Result, error) {
 	if rc, ok := runConfig(j.arm, j.seed); ok {
-		run := &train.Run{Dir: j.dir, Config: rc, Progress: logw}
+		run := &train.Run{Dir: j.dir, Config: rc, Progress: logw, Stop: stop}
 		if err := d.prepare(run, j.arm, j.seed); err != nil {
 			return train.Result{}, err
 		}

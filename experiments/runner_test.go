@@ -1,12 +1,14 @@
 package experiments_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 )
 
 func TestLookupAndPresetErrors(t *testing.T) {
@@ -109,5 +111,34 @@ func TestRunnerGuardsSeedsAndReport(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(rep3.Table); string(b) != rep.Markdown || len(rep3.Plots) == 0 {
 		t.Error("the rebuilt report differs")
+	}
+}
+
+// A closed Stop ends the sweep after the first step of the first arm: that
+// arm is checkpointed, no other arm starts, the report is written, and the
+// error is the arm's StoppedError; --resume then finishes every arm.
+func TestRunnerStop(t *testing.T) {
+	out := t.TempDir()
+	def, _ := experiments.Lookup("table3")
+	stop := make(chan struct{})
+	close(stop)
+	_, err := experiments.Runner{Out: out, Preset: experiments.Tiny, Stop: stop}.Run(def)
+	var se *train.StoppedError
+	if !errors.As(err, &se) || se.Step != 1 {
+		t.Fatalf("Run with Stop closed: %v", err)
+	}
+	arms, _ := def.Expand(experiments.Tiny)
+	for i, a := range arms {
+		_, err := os.Stat(experiments.SeedDir(out, def.Name, experiments.Tiny, a.Name, 0))
+		if (i == 0) != (err == nil) {
+			t.Errorf("arm %s: folder exists %v after a stop in the first arm", a.Name, err == nil)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, def.Name, experiments.Tiny, "table.md")); err != nil {
+		t.Errorf("no report after the stop: %v", err)
+	}
+	rep, err := experiments.Runner{Out: out, Preset: experiments.Tiny, Resume: true}.Run(def)
+	if err != nil || len(rep.Missing) != 0 {
+		t.Fatalf("resume: %v, missing %v", err, rep.Missing)
 	}
 }

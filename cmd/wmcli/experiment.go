@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 )
 
 // runList is `wm list`: the experiments, their arms at each preset and the
@@ -87,11 +88,18 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(2, errors.New("--out is required"))
 	}
-	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr}
+	stop, release := stopOnSignal(stderr)
+	defer release()
+	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, Stop: stop}
 	if *only != "" {
 		r.Arms = strings.Split(*only, ",")
 	}
 	rep, err := r.Run(def)
+	var stopped *train.StoppedError
+	if errors.As(err, &stopped) {
+		fmt.Fprintf(stderr, "wm run: %v\nto resume: %s\n", err, resumeLine(append([]string{"run"}, args...)))
+		return ExitStopped
+	}
 	if rep != nil {
 		printReport(stdout, rep)
 	}

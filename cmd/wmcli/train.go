@@ -102,9 +102,16 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		return fail(2, errors.Wrap(err, "validation text"))
 	}
 	fmt.Fprintf(stdout, "corpus %s: %d training and %d validation sequences of %d %s tokens\n", name, trSeq.Len(), vaSeq.Len(), tc.SeqLen, tok.Name())
+	stop, release := stopOnSignal(stderr)
+	defer release()
 	run := &train.Run{Dir: *out, Config: train.RunConfig{Model: cfg, Train: tc, Data: name + "/" + tok.Name()},
-		Train: trSeq, Valid: vaSeq, Progress: stdout, Files: files}
+		Train: trSeq, Valid: vaSeq, Progress: stdout, Files: files, Stop: stop}
 	res, err := run.Start(*resume)
+	var stopped *train.StoppedError
+	if errors.As(err, &stopped) {
+		fmt.Fprintf(stderr, "wm train: %v\nto resume: %s\n", err, resumeLine(append([]string{"train"}, args...)))
+		return ExitStopped
+	}
 	if err != nil {
 		return fail(1, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +37,9 @@ func losses(t *testing.T, dir string) []float64 {
 
 // TestTrainSIGKILLResume builds wm, kills a `wm train` with SIGKILL part-way,
 // resumes it, and compares with an uninterrupted run: the same losses at
-// every step and the same result, to the bit.
+// every step and the same result, to the bit. While the first process
+// trains, a second one on the same folder is refused (the folder lock), and
+// the lock the killed process leaves does not block the resume.
 func TestTrainSIGKILLResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -65,10 +69,22 @@ func TestTrainSIGKILLResume(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// While it trains, a second process on the same folder is refused with
+	// the holder's pid and changes nothing.
+	second, err := exec.Command(bin, append(args(killed), "--resume")...).CombinedOutput()
+	if _, done := os.Stat(filepath.Join(killed, "result.json")); done != nil {
+		if err == nil || !strings.Contains(string(second), fmt.Sprintf("is in use by pid %d", cmd.Process.Pid)) {
+			t.Errorf("a second wm train on the folder in use: %v\n%s", err, second)
+		}
+	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	if _, err := os.Stat(filepath.Join(killed, "result.json")); err == nil {
 		t.Skip("the run finished before the kill (machine too fast for this test)")
+	}
+	// The lock file stays behind the killed process; it must not block --resume.
+	if _, err := os.Stat(filepath.Join(killed, "run.lock")); err != nil {
+		t.Errorf("no run.lock in the killed run's folder: %v", err)
 	}
 	out, err := exec.Command(bin, append(args(killed), "--resume")...).CombinedOutput()
 	if err != nil {
@@ -110,6 +126,77 @@ func TestTrainBadInput(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestTrainSIGINTStopsCleanly: SIGINT part-way makes wm train finish its
+// step, write a checkpoint of it, and exit 130 with the command that
+// resumes; the resumed run ends with the metrics of one never stopped.
+func TestTrainSIGINTStopsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "wm")
+	if out, err := exec.Command("go", "build", "-o", bin, "../wm").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	args := func(out string) []string {
+		return []string{"train", "--pattern", "SM AM", "--d-model", "32", "--heads", "2", "--steps", "60",
+			"--batch", "4", "--seq-len", "32", "--ckpt-every", "50", "--seed", "4", "--out", out}
+	}
+	full, stopped := filepath.Join(tmp, "full"), filepath.Join(tmp, "stopped")
+	if out, err := exec.Command(bin, args(full)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args(stopped)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(stopped, "metrics.jsonl"))
+		if bytes.Count(b, []byte("\n")) >= 12 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if _, done := os.Stat(filepath.Join(stopped, "result.json")); done == nil {
+		t.Skip("the run finished before the signal (machine too fast for this test)")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitStopped {
+		t.Fatalf("exit: %v, want status %d\n%s", err, ExitStopped, stderr.String())
+	}
+	want := "to resume: " + resumeLine(args(stopped))
+	if !strings.Contains(want, "'SM AM'") || !strings.HasSuffix(want, " --resume") {
+		t.Errorf("resume line %q: the pattern should be quoted for the shell and --resume added", want)
+	}
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+	// The checkpoint is of the last step logged (not of step 50, the next
+	// regular one): nothing trained is lost.
+	ptr, err := os.ReadFile(filepath.Join(stopped, "checkpoint.json"))
+	var p struct{ Step int }
+	if err != nil || json.Unmarshal(ptr, &p) != nil || p.Step != len(losses(t, stopped)) {
+		t.Fatalf("checkpoint %s (err %v) after %d logged steps", ptr, err, len(losses(t, stopped)))
+	}
+	if out, err := exec.Command(bin, append(args(stopped), "--resume")...).CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	a, b := losses(t, full), losses(t, stopped)
+	if len(a) != 60 || len(b) != 60 {
+		t.Fatalf("%d and %d metrics lines, want 60", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("step %d: loss %v after the stop, %v uninterrupted", i+1, b[i], a[i])
 		}
 	}
 }

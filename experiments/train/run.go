@@ -81,6 +81,25 @@ type Run struct {
 	// StopAfter, when > 0, stops the run after that many steps of this
 	// process without a final checkpoint, as a crash would (for tests).
 	StopAfter int
+	// Stop, when closed, ends the run after the step in progress: the step
+	// is checkpointed and Start returns a *StoppedError (a graceful stop on
+	// SIGINT or SIGTERM; --resume continues exactly).
+	Stop <-chan struct{}
+}
+
+// LockFile is the file of a run folder that the process training into it
+// holds locked (see lockFolder); it names the holder's pid.
+const LockFile = "run.lock"
+
+// StoppedError is returned by Start when Run.Stop ended the run: the
+// folder holds a checkpoint of step Step, from which a resume continues.
+type StoppedError struct {
+	Dir  string
+	Step int
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("stopped at step %d: checkpoint written to %s", e.Step, e.Dir)
 }
 
 // Start trains from scratch, or with resume from the folder's last
@@ -101,6 +120,19 @@ func (r *Run) Start(resume bool) (Result, error) {
 	if done, res, err := CheckFolder(r.Dir, cfgJSON, resume); err != nil || done {
 		return res, err
 	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return Result{}, errors.Wrap(err, "run")
+	}
+	unlock, err := lockFolder(r.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	// Checked again under the lock: another process may have finished or
+	// started this folder since the first look.
+	if done, res, err := CheckFolder(r.Dir, cfgJSON, resume); err != nil || done {
+		return res, err
+	}
 	m, err := graph.New(cfg.Model)
 	if err != nil {
 		return Result{}, err
@@ -114,9 +146,6 @@ func (r *Run) Start(resume bool) (Result, error) {
 		if start, err = r.restore(&m, opt); err != nil {
 			return Result{}, err
 		}
-	}
-	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
-		return Result{}, errors.Wrap(err, "run")
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(r.Dir, RunConfigFile), append(cfgJSON, '\n')); err != nil {
 		return Result{}, err
@@ -152,7 +181,7 @@ func (c RunConfig) Canonical() (RunConfig, []byte, error) {
 func CheckFolder(dir string, cfgJSON []byte, resume bool) (done bool, res Result, err error) {
 	old, err := os.ReadFile(filepath.Join(dir, RunConfigFile))
 	if os.IsNotExist(err) {
-		if entries, _ := os.ReadDir(dir); len(entries) > 0 && !resume {
+		if entries, _ := os.ReadDir(dir); !onlyLock(entries) && !resume {
 			return false, res, errors.Errorf("run folder %s is not empty and holds no run config: choose another --out", dir)
 		}
 		return false, res, nil
@@ -174,6 +203,12 @@ func CheckFolder(dir string, cfgJSON []byte, resume bool) (done bool, res Result
 		return false, res, errors.Errorf("run folder %s holds an unfinished run: pass --resume to continue it or choose another --out", dir)
 	}
 	return false, res, nil
+}
+
+// onlyLock says whether a folder's entries are none or just the lock file
+// (left by a process that died before writing config.json).
+func onlyLock(entries []os.DirEntry) bool {
+	return len(entries) == 0 || len(entries) == 1 && entries[0].Name() == LockFile
 }
 
 type pointer struct {
@@ -213,9 +248,11 @@ func (r *Run) checkpoint(m *graph.Model, opt *AdamW, step int) error {
 	name := fmt.Sprintf("ckpt-%07d", step)
 	dir := filepath.Join(r.Dir, name)
 	if err := graph.Save(dir, m, map[string]string{"step": fmt.Sprint(step)}); err != nil {
+		os.RemoveAll(dir) // a partial checkpoint (disk full) is not kept
 		return err
 	}
 	if err := saveOptimizer(filepath.Join(dir, optimizerFile), opt); err != nil {
+		os.RemoveAll(dir)
 		return err
 	}
 	var prev pointer
@@ -224,6 +261,9 @@ func (r *Run) checkpoint(m *graph.Model, opt *AdamW, step int) error {
 	}
 	pj, _ := json.Marshal(pointer{Dir: name, Step: step})
 	if err := atomicfile.WriteBytes(filepath.Join(r.Dir, pointerFile), pj); err != nil {
+		if name != prev.Dir {
+			os.RemoveAll(dir)
+		}
 		return err
 	}
 	if prev.Dir != "" && prev.Dir != name {
@@ -345,20 +385,30 @@ func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result
 		}
 		line, _ := json.Marshal(met)
 		if _, err := mf.Write(append(line, '\n')); err != nil {
-			return res, errors.Wrap(err, "metrics")
+			return res, errors.Wrapf(err, "step %d: metrics in %s", step, r.Dir)
 		}
 		res.TrainLoss = ce
 		bar.update(step, met)
 		if r.StopAfter > 0 && step-start >= r.StopAfter {
 			return res, errors.Errorf("stopped after %d steps (StopAfter)", r.StopAfter)
 		}
-		if step%tc.CkptEvery == 0 || step == tc.Steps {
+		stop := false
+		select {
+		case <-r.Stop:
+			stop = step < tc.Steps
+		default:
+		}
+		if step%tc.CkptEvery == 0 || step == tc.Steps || stop {
 			if err := mf.Sync(); err != nil {
-				return res, errors.Wrap(err, "metrics")
+				return res, errors.Wrapf(err, "step %d: metrics in %s", step, r.Dir)
 			}
 			if err := r.checkpoint(m, opt, step); err != nil {
-				return res, errors.Wrapf(err, "step %d: checkpoint", step)
+				return res, errors.Wrapf(err, "step %d: checkpoint in %s (the previous checkpoint is kept)", step, r.Dir)
 			}
+		}
+		if stop {
+			bar.done()
+			return res, &StoppedError{Dir: r.Dir, Step: step}
 		}
 	}
 	bar.done()
