@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings
+.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz
 
 ## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests, every notebook executed
 test: deps check test-purego test-openblas notebooks
@@ -36,6 +36,16 @@ bench-openblas:
 
 fmt:
 	gofmt -w .
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s); seed corpora are in each package's testdata/fuzz
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./graph/:FuzzParsePattern ./graph/:FuzzParseConfig ./graph/:FuzzLoadCheckpoint \
+	./experiments/data/:FuzzLoadBPE ./experiments/data/:FuzzLoadCorpus ./experiments/train/:FuzzReadMetrics
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzzing $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
+	done
 
 ## findings: judge the papers' claims against the results under RESULTS (default results/): RESULTS/findings.md
 RESULTS ?= results

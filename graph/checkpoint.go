@@ -135,6 +135,12 @@ func Load(dir string) (*Model, map[string]string, error) {
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "load checkpoint")
 	}
+	return decodeCheckpoint(raw, path)
+}
+
+// decodeCheckpoint reads the bytes of a model.safetensors file (path names
+// it in errors): Load without the file system, for the fuzz test.
+func decodeCheckpoint(raw []byte, path string) (*Model, map[string]string, error) {
 	fail := func(format string, args ...any) (*Model, map[string]string, error) {
 		return nil, nil, errors.Errorf("load checkpoint %s: "+format, append([]any{path}, args...)...)
 	}

@@ -64,6 +64,10 @@ func (e *PatternError) Error() string {
 // billion layers.
 const MaxRepeat = 1000
 
+// MaxSublayers bounds the expanded pattern: nested groups multiply their
+// counts, and ((S)1000)1000 would otherwise ask for a million layers.
+const MaxSublayers = 10000
+
 // Parse reads a pattern: letters of Letters, whitespace (ignored), and
 // groups (…)N with N >= 1. Every error is a *PatternError.
 func Parse(pattern string) ([]Node, error) {
@@ -75,7 +79,28 @@ func Parse(pattern string) ([]Node, error) {
 	if len(nodes) == 0 {
 		return nil, &PatternError{pattern, 1, "empty pattern: give at least one letter (" + letterList() + ")"}
 	}
+	if n := expandedLen(nodes); n > MaxSublayers {
+		return nil, &PatternError{pattern, 1, fmt.Sprintf("the pattern expands to more than %d sublayers", MaxSublayers)}
+	}
 	return nodes, nil
+}
+
+// expandedLen is the number of letters nodes expand to, saturating just
+// above MaxSublayers.
+func expandedLen(nodes []Node) int {
+	n := 0
+	for _, nd := range nodes {
+		switch nd := nd.(type) {
+		case Letter:
+			n++
+		case Group:
+			n += expandedLen(nd.Body) * nd.Count
+		}
+		if n > MaxSublayers {
+			return MaxSublayers + 1
+		}
+	}
+	return n
 }
 
 type parser struct {
