@@ -10,8 +10,8 @@ import (
 // cut by a crash or garbage is skipped), and truncating to a step keeps
 // exactly the lines of steps up to it.
 func FuzzReadMetrics(f *testing.F) {
-	f.Add([]byte(`{"step":1,"loss":5.5,"ce":5.5,"ppl":245,"lr":0.001,"grad_norm":1,"tokens_per_s":1000}` + "\n" +
-		`{"step":2,"loss":5.1,"ce":5.1,"ppl":164,"lr":0.001,"grad_norm":1,"tokens_per_s":1000,"val_loss":5,"val_ppl":148}` + "\n"), 1)
+	f.Add([]byte(`{"step":1,"loss":5.5,"ce":5.5,"ppl":245,"lr":0.001,"grad_norm":1,"tokens_per_s":1000}`+"\n"+
+		`{"step":2,"loss":5.1,"ce":5.1,"ppl":164,"lr":0.001,"grad_norm":1,"tokens_per_s":1000,"val_loss":5,"val_ppl":148}`+"\n"), 1)
 	f.Add([]byte(`{"step":1,"loss":5.5}`+"\n"+`{"step":2,"lo`), 2)
 	f.Add([]byte("\n\n{}\n[]\nnull\n"), 0)
 	f.Add([]byte(`{"step":-1,"val_ppl":"x"}`+"\n"), 5)
