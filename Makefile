@@ -3,10 +3,10 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz
+.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz slurm-test
 
 ## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests, every notebook executed
-test: deps check test-purego test-openblas notebooks
+test: deps check test-purego test-openblas slurm-test notebooks
 
 ## deps: Debian's OpenBLAS for the `openblas` build tag (installs it when missing)
 deps:
@@ -36,6 +36,11 @@ bench-openblas:
 
 fmt:
 	gofmt -w .
+
+## slurm-test: a one-node Slurm cluster on loopback (Debian's slurm and munge), a tiny sweep submitted to it, the aggregated table checked; the cluster is stopped after
+slurm-test:
+	bash scripts/slurm-local.sh
+	$(GO) test -count=1 -run '^TestSweepOnSlurm$$' -v ./cmd/wmcli/ ; rc=$$?; bash scripts/slurm-local.sh stop; exit $$rc
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s); seed corpora are in each package's testdata/fuzz
 FUZZTIME ?= 30s

@@ -23,6 +23,9 @@ type Runner struct {
 	Preset string
 	// Seeds repeats every arm with seeds 0…Seeds−1 (default 1).
 	Seeds int
+	// Only, when non-empty, runs these seeds instead of 0…Seeds−1 (one
+	// task of a sweep runs one arm at one seed).
+	Only []int
 	// Resume continues unfinished arms from their checkpoints and reuses
 	// finished ones; without it, any earlier result is an error.
 	Resume bool
@@ -97,9 +100,20 @@ func (r Runner) Run(def *Definition) (*Report, error) {
 	if arms, err = selectArms(arms, r.Arms); err != nil {
 		return nil, errors.Wrap(err, def.Name)
 	}
+	seeds := r.Only
+	if len(seeds) == 0 {
+		for s := 0; s < r.Seeds; s++ {
+			seeds = append(seeds, s)
+		}
+	}
+	for _, s := range seeds {
+		if s < 0 {
+			return nil, errors.Errorf("seed %d: seeds are >= 0", s)
+		}
+	}
 	var jobs []job
 	for _, a := range arms {
-		for s := 0; s < r.Seeds; s++ {
+		for _, s := range seeds {
 			cfg, err := armConfig(a, s)
 			if err != nil {
 				return nil, errors.Wrapf(err, "%s arm %s", def.Name, a.Name)
@@ -111,7 +125,7 @@ func (r Runner) Run(def *Definition) (*Report, error) {
 			jobs = append(jobs, j)
 		}
 	}
-	fmt.Fprintf(logw, "%s at %s: %d arm(s) × %d seed(s) into %s\n", def.Name, r.Preset, len(arms), r.Seeds, PresetDir(r.Out, def.Name, r.Preset))
+	fmt.Fprintf(logw, "%s at %s: %d arm(s) × %d seed(s) into %s\n", def.Name, r.Preset, len(arms), len(seeds), PresetDir(r.Out, def.Name, r.Preset))
 	d := newDatasets()
 	var fails []Failure
 	began := time.Now()

@@ -58,6 +58,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		seeds  = fs.Int("seeds", 1, "seeds per arm; the table gives mean ± sd")
 		resume = fs.Bool("resume", false, "continue unfinished arms and reuse finished ones")
 		only   = fs.String("arms", "", "comma-separated arm names to run (default: all; see wm list --arms PRESET)")
+		seed   = fs.Int("seed", -1, "run only this seed (one task of a sweep; --seeds is then ignored)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--resume]")
@@ -93,6 +94,9 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, Stop: stop}
 	if *only != "" {
 		r.Arms = strings.Split(*only, ",")
+	}
+	if *seed >= 0 {
+		r.Only = []int{*seed}
 	}
 	rep, err := r.Run(def)
 	var stopped *train.StoppedError

@@ -29,6 +29,7 @@ var commands = []struct{ name, help string }{
 	{"list", "list the experiments (wm list [--arms PRESET])"},
 	{"run", "run an experiment: wm run table1 --preset tiny --out results [--seeds N] [--resume]"},
 	{"report", "rebuild tables and plots from saved results: wm report results"},
+	{"sweep", "an experiment as a Slurm job array (one task per arm and seed): wm sweep table1 --preset small --seeds 3 --out /shared/results [--slurm]"},
 	{"findings", "judge the papers' claims against saved results: wm findings results [--out FILE]"},
 	{"help", "print this help"},
 }
@@ -67,6 +68,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runExperiment(args[1:], stdout, stderr)
 	case "report":
 		return runReport(args[1:], stdout, stderr)
+	case "sweep":
+		return runSweep(args[1:], stdout, stderr)
 	case "findings":
 		return runFindings(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

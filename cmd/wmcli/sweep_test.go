@@ -1,0 +1,101 @@
+package wmcli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Without --slurm, wm sweep prints the job array's script: one task per
+// arm and seed, absolute paths; bad input exits 2.
+func TestSweepScript(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--seeds", "2", "--out", dir, "--wm", "/opt/wm", "--sbatch", "--partition=cpu; --mem=4G"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"#SBATCH --array=0-5", "#SBATCH --partition=cpu", "#SBATCH --mem=4G", "'cdmoe 1'",
+		"exec /opt/wm run table3 --preset tiny --out " + dir + ` --arms "$arm" --seed "$seed" --resume`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("script lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "tabel3", "--out", dir}, "the experiments are"},
+		{[]string{"sweep", "table3", "--out", dir, "--arms", "nope"}, "the arms are"},
+		{[]string{"sweep", "table3"}, "--out is required"},
+		{[]string{"sweep", "table3", "--out", dir, "--seeds", "0"}, "seeds: must be >= 1"},
+	} {
+		out.Reset()
+		errb.Reset()
+		if code := Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestSweepOnSlurm submits table3 at tiny with 2 seeds to a real Slurm
+// cluster (make slurm-test starts a one-node one on loopback) and checks
+// the report job's aggregated table: every arm with 2 seeds.
+func TestSweepOnSlurm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("submits to Slurm")
+	}
+	if _, err := exec.LookPath("sbatch"); err != nil {
+		t.Skip("no Slurm here (sbatch not on PATH): `make slurm-test` installs and starts a one-node cluster and runs this test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "sinfo", "-h", "-o", "%T").CombinedOutput(); err != nil || !regexp.MustCompile(`idle|mixed|allocated`).Match(out) {
+		t.Skipf("Slurm is installed but no node is up (sinfo: %v %s): run `make slurm-test`", err, out)
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "wm")
+	if out, err := exec.Command("go", "build", "-o", bin, "../wm").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	res := filepath.Join(tmp, "results")
+	out, err := exec.Command(bin, "sweep", "table3", "--preset", "tiny", "--seeds", "2", "--out", res, "--slurm", "--cpus-per-task", "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("sweep: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`squeue -j (\d+),(\d+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no job ids in:\n%s", out)
+	}
+	jobs := string(m[1]) + "," + string(m[2])
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		q, _ := exec.Command("squeue", "-h", "-j", jobs).CombinedOutput()
+		if len(bytes.TrimSpace(q)) == 0 || bytes.Contains(q, []byte("Invalid job id")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			exec.Command("scancel", string(m[1]), string(m[2])).Run()
+			t.Fatalf("jobs %s still queued after 5 minutes:\n%s", jobs, q)
+		}
+		time.Sleep(time.Second)
+	}
+	logs, _ := filepath.Glob(filepath.Join(res, "table3", "tiny", "slurm", "*.out"))
+	md, err := os.ReadFile(filepath.Join(res, "table3", "tiny", "table.md"))
+	if err != nil {
+		t.Fatalf("no aggregated table (%v); logs %v", err, logs)
+	}
+	for _, arm := range []string{"moe", "moe-sei", "cdmoe"} {
+		if !regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(arm) + ` \|.*\| 2 \|$`).Match(md) {
+			t.Errorf("table.md has no row of %s with 2 seeds:\n%s", arm, md)
+		}
+	}
+	if len(logs) < 7 {
+		t.Errorf("%d Slurm logs, want 6 tasks and the report", len(logs))
+	}
+}
