@@ -137,6 +137,13 @@ func (cl *Claim) judge() {
 	}
 }
 
+// add appends the comparison c when ok (both arms exist).
+func (cl *Claim) add(c Comparison, ok bool) {
+	if ok {
+		cl.Rows = append(cl.Rows, c)
+	}
+}
+
 // seedValues are the per-seed values of key of an arm.
 func seedValues(ar ArmResults, key string) []float64 {
 	var vs []float64
@@ -240,9 +247,7 @@ func (rs results) ropeClaim() Claim {
 		for _, p := range rs.presets(exp) {
 			for _, set := range table1Sets3 {
 				for _, other := range []struct{ slug, title string }{{"a_t", "a_t"}, {"conv1d-D", "Conv1d+D"}} {
-					if c, ok := rs.compare(exp, p, set.title+": RoPE vs "+other.title, set.slug+".rope", set.slug+"."+other.slug, -1, 2, valPPL); ok {
-						cl.Rows = append(cl.Rows, c)
-					}
+					cl.add(rs.compare(exp, p, set.title+": RoPE vs "+other.title, set.slug+".rope", set.slug+"."+other.slug, -1, 2, valPPL))
 				}
 			}
 		}
@@ -268,9 +273,7 @@ func (rs results) switchesClaim() Claim {
 	for _, exp := range []string{"table1", "ssdlong"} {
 		for _, p := range rs.presets(exp) {
 			for _, pr := range pairs {
-				if c, ok := rs.compare(exp, p, "SSD "+pr.what, "ssd."+pr.a, "ssd."+pr.b, 0, 2, valPPL); ok {
-					cl.Rows = append(cl.Rows, c)
-				}
+				cl.add(rs.compare(exp, p, "SSD "+pr.what, "ssd."+pr.a, "ssd."+pr.b, 0, 2, valPPL))
 			}
 		}
 	}
@@ -286,13 +289,9 @@ func (rs results) dmClaim() Claim {
 	}
 	for _, p := range rs.presets("table1") {
 		for _, v := range []struct{ slug, title string }{{"rope", "RoPE"}, {"a_t", "a_t"}, {"conv1d-D", "Conv1d+D"}} {
-			if c, ok := rs.compare("table1", p, "IFA + DM vs IFA ("+v.title+")", "ssd-ifa-dm."+v.slug, "ssd-ifa."+v.slug, -1, 2, valPPL); ok {
-				cl.Rows = append(cl.Rows, c)
-			}
+			cl.add(rs.compare("table1", p, "IFA + DM vs IFA ("+v.title+")", "ssd-ifa-dm."+v.slug, "ssd-ifa."+v.slug, -1, 2, valPPL))
 		}
-		if c, ok := rs.compare("table1", p, "IFA + DM (doge) vs IFA (RoPE), not in the paper", "ssd-ifa-doge.rope", "ssd-ifa.rope", 0, 2, valPPL); ok {
-			cl.Rows = append(cl.Rows, c)
-		}
+		cl.add(rs.compare("table1", p, "IFA + DM (doge) vs IFA (RoPE), not in the paper", "ssd-ifa-doge.rope", "ssd-ifa.rope", 0, 2, valPPL))
 	}
 	cl.Notes = []string{"DM (paper) is a learned post-softmax gain per key position (our reading of eq. 4); DM (doge) is the value-dependent pre-softmax bias of the authors' later code. IFA's retrieval keys get no gradient (top-k)."}
 	return cl
@@ -306,9 +305,7 @@ func (rs results) bestSetClaim() Claim {
 	}
 	for _, p := range rs.presets("table1") {
 		for _, o := range []struct{ slug, title string }{{"qcatn", "QCAtn"}, {"ssd", "SSD"}, {"ssd-qcatn", "SSD + QCAtn"}, {"ssd-ifa", "SSD + IFA"}} {
-			if c, ok := rs.compare("table1", p, "SSD + IFA + DM vs "+o.title+" (RoPE)", "ssd-ifa-dm.rope", o.slug+".rope", -1, 2, valPPL); ok {
-				cl.Rows = append(cl.Rows, c)
-			}
+			cl.add(rs.compare("table1", p, "SSD + IFA + DM vs "+o.title+" (RoPE)", "ssd-ifa-dm.rope", o.slug+".rope", -1, 2, valPPL))
 		}
 	}
 	return cl
@@ -342,17 +339,11 @@ func (rs results) cdmoeClaim() Claim {
 			c.judge()
 			cl.Rows = append(cl.Rows, c)
 		}
-		if c, ok := rs.compare("table2", p, "all-CDMoE (row 6) vs all-MLP (row 1)", "row6", "row1", -1, 2, valPPL); ok {
-			cl.Rows = append(cl.Rows, c)
-		}
+		cl.add(rs.compare("table2", p, "all-CDMoE (row 6) vs all-MLP (row 1)", "row6", "row1", -1, 2, valPPL))
 		for k := 2; k <= 5; k++ {
-			if c, ok := rs.compare("table2", p, fmt.Sprintf("row %d vs all-MLP (row 1)", k), fmt.Sprintf("row%d", k), "row1", 0, 2, valPPL); ok {
-				cl.Rows = append(cl.Rows, c)
-			}
+			cl.add(rs.compare("table2", p, fmt.Sprintf("row %d vs all-MLP (row 1)", k), fmt.Sprintf("row%d", k), "row1", 0, 2, valPPL))
 		}
-		if c, ok := rs.compare("table2", p, "dense first and last (row 5) vs all-CDMoE (row 6)", "row5", "row6", 0, 2, valPPL); ok {
-			cl.Rows = append(cl.Rows, c)
-		}
+		cl.add(rs.compare("table2", p, "dense first and last (row 5) vs all-CDMoE (row 6)", "row5", "row6", 0, 2, valPPL))
 	}
 	cl.Notes = []string{"the slope is per unit of CDMoE ratio (0 → 1) of the pattern that runs; rows 2–5 and row 5 vs row 6 inform and are not part of the verdict."}
 	return cl
@@ -366,9 +357,7 @@ func (rs results) moeClaim() Claim {
 	}
 	for _, p := range rs.presets("table3") {
 		for _, o := range []struct{ slug, title string }{{"moe-sei", "MoE-SEI"}, {"cdmoe", "CDMoE"}} {
-			if c, ok := rs.compare("table3", p, o.title+" vs MoE", o.slug, "moe", -1, 2, valPPL); ok {
-				cl.Rows = append(cl.Rows, c)
-			}
+			cl.add(rs.compare("table3", p, o.title+" vs MoE", o.slug, "moe", -1, 2, valPPL))
 		}
 	}
 	return cl
@@ -401,9 +390,7 @@ func (rs results) mqarClaim() Claim {
 			for _, o := range []struct{ slug, title string }{{"qcatn", "QCAtn"}, {"ssd", "SSD"}, {"ifa", "IFA"}} {
 				a, b := fmt.Sprintf("ifa-dm.d%d.t%d", d, longest), fmt.Sprintf("%s.d%d.t%d", o.slug, d, longest)
 				acc := func(ar ArmResults) []float64 { return seedValues(ar, "accuracy") }
-				if c, ok := rs.compare("mqar", p, fmt.Sprintf("IFA + DM vs %s (d_model %d, length %d)", o.title, d, longest), a, b, +1, 3, acc); ok {
-					cl.Rows = append(cl.Rows, c)
-				}
+				cl.add(rs.compare("mqar", p, fmt.Sprintf("IFA + DM vs %s (d_model %d, length %d)", o.title, d, longest), a, b, +1, 3, acc))
 			}
 		}
 	}
@@ -440,9 +427,7 @@ func (rs results) extrapolationClaim() Claim {
 			return out
 		}
 		for _, o := range []struct{ slug, title string }{{"rope", "RoPE"}, {"rope-ntk", "RoPE + NTK"}, {"coca", "CoCA"}} {
-			if c, ok := rs.compare("extrapolation", p, "ppl growth (longest ÷ training length): CoCA + NTK vs "+o.title, "coca-ntk", o.slug, -1, 2, growth); ok {
-				cl.Rows = append(cl.Rows, c)
-			}
+			cl.add(rs.compare("extrapolation", p, "ppl growth (longest ÷ training length): CoCA + NTK vs "+o.title, "coca-ntk", o.slug, -1, 2, growth))
 		}
 	}
 	return cl

@@ -35,20 +35,40 @@ func losses(t *testing.T, dir string) []float64 {
 	return out
 }
 
+// buildWM builds cmd/wm into a temporary folder and returns its path and
+// the folder.
+func buildWM(t *testing.T) (bin, tmp string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	tmp = t.TempDir()
+	bin = filepath.Join(tmp, "wm")
+	if out, err := exec.Command("go", "build", "-o", bin, "../wm").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin, tmp
+}
+
+// waitForLines waits (at most a minute) until dir's metrics.jsonl has n lines.
+func waitForLines(dir string, n int) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+		if bytes.Count(b, []byte("\n")) >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestTrainSIGKILLResume builds wm, kills a `wm train` with SIGKILL part-way,
 // resumes it, and compares with an uninterrupted run: the same losses at
 // every step and the same result, to the bit. While the first process
 // trains, a second one on the same folder is refused (the folder lock), and
 // the lock the killed process leaves does not block the resume.
 func TestTrainSIGKILLResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "wm")
-	if out, err := exec.Command("go", "build", "-o", bin, "../wm").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin, tmp := buildWM(t)
 	args := func(out string) []string {
 		return []string{"train", "--pattern", "SM AM", "--d-model", "32", "--heads", "2", "--steps", "80",
 			"--batch", "4", "--seq-len", "32", "--ckpt-every", "10", "--seed", "3", "--out", out}
@@ -61,14 +81,7 @@ func TestTrainSIGKILLResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(filepath.Join(killed, "metrics.jsonl"))
-		if bytes.Count(b, []byte("\n")) >= 35 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitForLines(killed, 35)
 	// While it trains, a second process on the same folder is refused with
 	// the holder's pid and changes nothing.
 	second, err := exec.Command(bin, append(args(killed), "--resume")...).CombinedOutput()
@@ -134,14 +147,7 @@ func TestTrainBadInput(t *testing.T) {
 // step, write a checkpoint of it, and exit 130 with the command that
 // resumes; the resumed run ends with the metrics of one never stopped.
 func TestTrainSIGINTStopsCleanly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "wm")
-	if out, err := exec.Command("go", "build", "-o", bin, "../wm").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin, tmp := buildWM(t)
 	args := func(out string) []string {
 		return []string{"train", "--pattern", "SM AM", "--d-model", "32", "--heads", "2", "--steps", "60",
 			"--batch", "4", "--seq-len", "32", "--ckpt-every", "50", "--seed", "4", "--out", out}
@@ -156,14 +162,7 @@ func TestTrainSIGINTStopsCleanly(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(filepath.Join(stopped, "metrics.jsonl"))
-		if bytes.Count(b, []byte("\n")) >= 12 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitForLines(stopped, 12)
 	_ = cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if _, done := os.Stat(filepath.Join(stopped, "result.json")); done == nil {
