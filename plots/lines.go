@@ -100,7 +100,7 @@ func (l Lines) panel(colors map[string]int, leg *plot.Legend) (*plot.Plot, int, 
 		}
 		c := seriesColor(i)
 		line.Color, points.Color = c, c
-		line.Dashes = plotutil.Dashes(i / 7)
+		line.Dashes = plotutil.Dashes(i / len(palette))
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
 		if s.Err != nil {
@@ -117,9 +117,18 @@ func (l Lines) panel(colors map[string]int, leg *plot.Legend) (*plot.Plot, int, 
 	return p, shown, nil
 }
 
-// seriesColor is the i-th colour of the palette (plotutil's seven, then
-// repeated with other dashes and shapes).
-func seriesColor(i int) color.Color { return plotutil.Color(i) }
+// palette is Tableau's ten categorical colours: distinct from each other
+// (plotutil's seven put two reds side by side) and readable on white.
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
+	color.RGBA{0x17, 0xbe, 0xcf, 0xff},
+}
+
+// seriesColor is the i-th colour of the palette, repeated past ten (the
+// lines then differ by dashes and marker shapes).
+func seriesColor(i int) color.Color { return palette[i%len(palette)] }
 
 // showable says whether v can be drawn on an axis (log or not).
 func showable(v float64, log bool) bool {
