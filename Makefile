@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz slurm-test
+.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz slurm-test bench-peer
 
 ## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests, every notebook executed
 test: deps check test-purego test-openblas slurm-test notebooks
@@ -33,6 +33,15 @@ bench:
 
 bench-openblas:
 	$(GO) test -run '^$$' -bench . -benchmem -tags openblas ./ops/ ./graph/
+
+## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, installed when missing): docs/bench.md
+bench-peer: deps
+	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then \
+		echo "installing python3-torch"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch >/dev/null; \
+	fi
+	$(GO) run -tags openblas ./cmd/wm bench --out docs/bench.md
 
 fmt:
 	gofmt -w .

@@ -30,6 +30,7 @@ var commands = []struct{ name, help string }{
 	{"run", "run an experiment: wm run table1 --preset tiny --out results [--seeds N] [--resume]"},
 	{"report", "rebuild tables and plots from saved results: wm report results"},
 	{"sweep", "an experiment as a Slurm job array (one task per arm and seed): wm sweep table1 --preset small --seeds 3 --out /shared/results [--slurm]"},
+	{"bench", "training/eval tokens/s and peak memory of patterns beside a PyTorch peer: wm bench [--sizes 64x256x8,256x1024x4] [--out docs/bench.md]"},
 	{"findings", "judge the papers' claims against saved results: wm findings results [--out FILE]"},
 	{"help", "print this help"},
 }
@@ -70,6 +71,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runReport(args[1:], stdout, stderr)
 	case "sweep":
 		return runSweep(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
+	case "bench-one":
+		return runBenchOne(args[1:], stdout, stderr)
 	case "findings":
 		return runFindings(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,0 +1,261 @@
+package wmcli
+
+import (
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
+
+// torchPeer is the PyTorch implementation of the same layers that `wm
+// bench` runs beside its own measurement (peer/torch_peer.py).
+//
+//go:embed peer/torch_peer.py
+var torchPeer []byte
+
+// benchSize is one model and batch size of `wm bench`.
+type benchSize struct{ D, T, B int }
+
+func parseSizes(s string) ([]benchSize, error) {
+	var out []benchSize
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		var z benchSize
+		if n, err := fmt.Sscanf(f, "%dx%dx%d", &z.D, &z.T, &z.B); n != 3 || err != nil || z.D < 1 || z.T < 1 || z.B < 1 {
+			return nil, errors.Errorf("size %q: want d_model x seq_len x batch, e.g. 64x256x8", f)
+		}
+		out = append(out, z)
+	}
+	return out, nil
+}
+
+// benchResult is what one measurement prints (both sides).
+type benchResult struct {
+	Train  float64 `json:"train"`
+	Eval   float64 `json:"eval"`
+	RSSMB  float64 `json:"rss_mb"`
+	Params int64   `json:"params"`
+	Torch  string  `json:"torch,omitempty"`
+}
+
+// benchConfig is the model of a measurement: the pattern at d_model with 4
+// heads, the byte vocabulary, and `experts` CDMoE experts.
+func benchConfig(pattern string, d, t, experts int) graph.Config {
+	return graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: d, Heads: 4, MaxPosition: t,
+		CDMoE: layers.CDMoEConfig{Experts: experts}}
+}
+
+// runBenchOne is the hidden `wm bench-one`: one measurement in this
+// process (so that its peak RSS is the measurement's), as a JSON line.
+func runBenchOne(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wm bench-one", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pattern := fs.String("pattern", "", "")
+	d, t, b := fs.Int("d-model", 64, ""), fs.Int("seq-len", 256, ""), fs.Int("batch", 8, "")
+	experts, reps := fs.Int("experts", 1024, ""), fs.Int("reps", 3, "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := benchConfig(*pattern, *d, *t, *experts)
+	tp, err := train.MeasureThroughput(cfg, *b, *t, *reps, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
+		return 1
+	}
+	total, _, _ := graph.CountConfig(cfg)
+	j, _ := json.Marshal(benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: peakRSSMB(), Params: total})
+	fmt.Fprintln(stdout, string(j))
+	return 0
+}
+
+// runBench is `wm bench`: training and evaluation tokens/s and peak memory
+// of named patterns at several sizes and thread counts, each measured in a
+// fresh process, beside a PyTorch implementation of the same layers where
+// python3 has torch; prints a Markdown table with the ratios.
+func runBench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wm bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		patterns = fs.String("patterns", "(SM)4;(SM)3 AM;(SE)3 IE;(AM)4", "patterns, separated by ';'")
+		sizes    = fs.String("sizes", "64x256x8,256x1024x4", "d_model x seq_len x batch, separated by ','")
+		ssdSizes = fs.String("ssd-sizes", "256x512x8,256x4096x1", "extra sizes for the patterns of SSD and MLP alone")
+		procs    = fs.String("procs", "1,"+strconv.Itoa(runtime.NumCPU()), "GOMAXPROCS (and torch threads) to measure, separated by ','")
+		experts  = fs.Int("experts", 1024, "CDMoE experts")
+		reps     = fs.Int("reps", 3, "timed steps after one warm-up")
+		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
+		out      = fs.String("out", "", "also write the table to this Markdown file")
+	)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, err error) int { fmt.Fprintf(stderr, "wm bench: %v\n", err); return code }
+	base, err := parseSizes(*sizes)
+	if err != nil {
+		return fail(2, err)
+	}
+	extra, err := parseSizes(*ssdSizes)
+	if err != nil {
+		return fail(2, err)
+	}
+	var ps []int
+	for _, p := range strings.Split(*procs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 {
+			return fail(2, errors.Errorf("--procs: %q is not a positive count", p))
+		}
+		ps = append(ps, n)
+	}
+	var pats []string
+	for _, p := range strings.Split(*patterns, ";") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if err := benchConfig(p, 64, 256, *experts).Resolved().Validate(); err != nil {
+			return fail(2, err)
+		}
+		pats = append(pats, p)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail(1, err)
+	}
+	peerScript, torchVersion := "", ""
+	if *peer != "" {
+		if out, err := exec.Command(*peer, "-c", "import torch; print(torch.__version__)").Output(); err == nil {
+			torchVersion = strings.TrimSpace(string(out))
+			dir, err := os.MkdirTemp("", "wm-bench-")
+			if err != nil {
+				return fail(1, err)
+			}
+			defer os.RemoveAll(dir)
+			peerScript = filepath.Join(dir, "torch_peer.py")
+			if err := os.WriteFile(peerScript, torchPeer, 0o644); err != nil {
+				return fail(1, err)
+			}
+		} else {
+			fmt.Fprintf(stderr, "wm bench: no PyTorch peer (%s cannot import torch: apt-get install python3-torch); measuring wm alone\n", *peer)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprint(stdout, b.String())
+	for _, pat := range pats {
+		sz := base
+		if !strings.ContainsAny(pat, "AIEKBRH") {
+			sz = append(append([]benchSize{}, base...), extra...)
+		}
+		for _, z := range sz {
+			for _, p := range ps {
+				args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(*experts), "--reps", fmt.Sprint(*reps)}
+				fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d …\n", pat, z.D, z.T, z.B, p)
+				wm, err := measureChild(append([]string{self, "bench-one"}, args...), "GOMAXPROCS="+fmt.Sprint(p))
+				if err != nil {
+					return fail(1, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T))
+				}
+				var pr benchResult
+				if peerScript != "" {
+					pr, err = measureChild(append([]string{*peer, peerScript, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(p)}, args...),
+						"OMP_NUM_THREADS="+fmt.Sprint(p))
+					if err != nil {
+						return fail(1, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T))
+					}
+					if pr.Params != wm.Params {
+						fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, pr.Params, wm.Params)
+					}
+				}
+				row := fmt.Sprintf("| %s | %d | %d | %d | %d | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", pat, z.D, z.T, z.B, p,
+					wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
+				b.WriteString(row)
+				fmt.Fprint(stdout, row)
+			}
+		}
+	}
+	if *out != "" {
+		cpu := cpuModel()
+		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update.\n\n",
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), *reps)
+		if err := atomicfile.WriteBytes(*out, []byte(head+b.String())); err != nil {
+			return fail(1, err)
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", *out)
+	}
+	return 0
+}
+
+// measureChild runs one measurement process and reads its JSON line.
+func measureChild(argv []string, env ...string) (benchResult, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	var r benchResult
+	if err != nil {
+		msg := ""
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			msg = strings.TrimSpace(string(ee.Stderr))
+		}
+		return r, errors.Errorf("%s: %v %s", filepath.Base(argv[0]), err, msg)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+		return r, errors.Errorf("%s printed %q, not a measurement", filepath.Base(argv[0]), out)
+	}
+	return r, nil
+}
+
+func num(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(a/b, 'f', 2, 64) + "×"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// cpuModel is the processor's name from /proc/cpuinfo ("" elsewhere).
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,52 @@
+package wmcli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// wm bench measures each configuration in a child process and writes the
+// table; with python3-torch present the peer's columns and the ratios are
+// filled in and its parameter count matches ours. Bad sizes exit 2.
+func TestBench(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Run([]string{"bench", "--sizes", "64x256"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "d_model x seq_len x batch") {
+		t.Errorf("bad size: exit %d, %q", code, errb.String())
+	}
+	if code := Run([]string{"bench", "--patterns", "(SX)2"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown letter") {
+		t.Errorf("bad pattern: exit %d, %q", code, errb.String())
+	}
+	bin, tmp := buildWM(t)
+	peer := ""
+	if exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil {
+		peer = "/usr/bin/python3"
+	}
+	file := filepath.Join(tmp, "bench.md")
+	cmd := exec.Command(bin, "bench", "--patterns", "(SM)1;(SE)1 IE", "--sizes", "32x32x1", "--ssd-sizes", "32x64x1", "--procs", "1",
+		"--reps", "1", "--experts", "64", "--peer", peer, "--out", file)
+	res, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("wm bench: %v\n%s", err, res)
+	}
+	md, _ := os.ReadFile(file)
+	for _, row := range []string{`\| \(SM\)1 \| 32 \| 32 \| 1 \| 1 \| \d+ \|`, `\| \(SM\)1 \| 32 \| 64 \| 1 \| 1 \|`, `\| \(SE\)1 IE \| 32 \| 32 \| 1 \| 1 \|`} {
+		if !regexp.MustCompile(row).Match(md) {
+			t.Errorf("bench.md lacks a row %s:\n%s", row, md)
+		}
+	}
+	if regexp.MustCompile(`\(SE\)1 IE \| 32 \| 64`).Match(md) {
+		t.Error("the SSD-only sizes were measured for a pattern with CDMoE and IFA")
+	}
+	if peer == "" {
+		t.Log("no python3-torch: the peer columns are not checked")
+		return
+	}
+	if !regexp.MustCompile(`\| \d+\.\d\d× \|`).Match(md) || strings.Contains(string(res), "not like for like") {
+		t.Errorf("peer ratios missing or parameter counts differ:\n%s\n%s", md, res)
+	}
+}
