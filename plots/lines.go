@@ -154,24 +154,35 @@ func setLog(p *plot.Plot, x, y bool) {
 // only, which leaves a perplexity axis from 4 to 30 with a single label).
 type logTicks struct{}
 
-// Ticks returns the ticks in [min, max].
+// Ticks returns the ticks in [min, max]: labels at 1, 2 and 5 times each
+// power of ten, or at every multiple when that would leave fewer than
+// three labels (a perplexity axis from 5 to 15).
 func (logTicks) Ticks(min, max float64) []plot.Tick {
-	var ticks []plot.Tick
-	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
-		p := math.Pow(10, e)
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * p
-			if v < min || v > max {
-				continue
+	ticks := func(labelAll bool) ([]plot.Tick, int) {
+		var out []plot.Tick
+		labelled := 0
+		for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+			p := math.Pow(10, e)
+			for m := 1; m <= 9; m++ {
+				v := float64(m) * p
+				if v < min || v > max {
+					continue
+				}
+				t := plot.Tick{Value: v}
+				if labelAll || m == 1 || m == 2 || m == 5 {
+					t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+					labelled++
+				}
+				out = append(out, t)
 			}
-			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
-			}
-			ticks = append(ticks, t)
 		}
+		return out, labelled
 	}
-	return ticks
+	out, n := ticks(false)
+	if n < 3 {
+		out, _ = ticks(true)
+	}
+	return out
 }
 
 func title(t string, dropped int) string {
