@@ -175,8 +175,11 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 				}
 				var pr benchResult
 				if peerScript != "" {
+					// torch parallelises over OpenMP; Debian's OpenBLAS under it
+					// must not start threads of its own, or the two oversubscribe
+					// the cores (measured: 3× slower at 2 threads).
 					pr, err = measureChild(append([]string{*peer, peerScript, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(p)}, args...),
-						"OMP_NUM_THREADS="+fmt.Sprint(p))
+						"OMP_NUM_THREADS="+fmt.Sprint(p), "OPENBLAS_NUM_THREADS=1")
 					if err != nil {
 						return fail(1, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T))
 					}
@@ -194,7 +197,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update.\n\n",
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm and torch's OpenMP threads for the peer (with OPENBLAS_NUM_THREADS=1, as wm's ops run OpenBLAS single-threaded under their own parallelism).\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), *reps)
 		if err := atomicfile.WriteBytes(*out, []byte(head+b.String())); err != nil {
 			return fail(1, err)
