@@ -64,20 +64,13 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--resume]")
 		fs.PrintDefaults()
 	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return 2
-	}
-	name := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	name, code, ok := parseNamed(fs, args, stderr)
+	if !ok {
+		return code
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "wm run: %v\n", err)
 		return code
-	}
-	if fs.NArg() > 0 {
-		return fail(2, errors.Errorf("unexpected arguments %v (flags go after the experiment name)", fs.Args()))
 	}
 	def, err := experiments.Lookup(name)
 	if err != nil {
@@ -185,4 +178,22 @@ func printReport(w io.Writer, rep *experiments.Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
+}
+
+// parseNamed parses `wm CMD NAME [flags]`: the experiment's name first, then
+// the flags. ok is false (with the exit status in code, the usage or error
+// printed) when the arguments are bad.
+func parseNamed(fs *flag.FlagSet, args []string, stderr io.Writer) (name string, code int, ok bool) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return "", 2, false
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return "", 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments %v (flags go after the experiment name)\n", fs.Name(), fs.Args())
+		return "", 2, false
+	}
+	return args[0], 0, true
 }

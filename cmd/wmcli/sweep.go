@@ -38,20 +38,13 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: wm sweep NAME --out DIR [--preset P] [--seeds N] [--slurm]")
 		fs.PrintDefaults()
 	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return 2
-	}
-	name := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	name, code, ok := parseNamed(fs, args, stderr)
+	if !ok {
+		return code
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "wm sweep: %v\n", err)
 		return code
-	}
-	if fs.NArg() > 0 {
-		return fail(2, errors.Errorf("unexpected arguments %v (flags go after the experiment name)", fs.Args()))
 	}
 	if *out == "" {
 		return fail(2, errors.New("--out is required"))
