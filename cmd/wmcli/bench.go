@@ -101,7 +101,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		ssdSizes = fs.String("ssd-sizes", "256x512x8,256x4096x1", "extra sizes for the patterns of SSD and MLP alone")
 		procs    = fs.String("procs", "1,"+strconv.Itoa(runtime.NumCPU()), "GOMAXPROCS (and torch threads) to measure, separated by ','")
 		experts  = fs.Int("experts", 1024, "CDMoE experts")
-		reps     = fs.Int("reps", 3, "timed steps after one warm-up")
+		reps     = fs.Int("reps", 8, "timed steps after one warm-up (wm needs several steps in a fresh process to reach its steady speed)")
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
 		out      = fs.String("out", "", "also write the table to this Markdown file")
 	)
