@@ -160,24 +160,23 @@ func seedValues(ar ArmResults, key string) []float64 {
 type results map[string]map[string]map[string]ArmResults
 
 func collectAll(out string) (results, error) {
+	sets, err := ResultSets(out)
+	if err != nil {
+		return nil, err
+	}
 	rs := results{}
-	for _, name := range Names() {
-		def, _ := Lookup(name)
-		for _, p := range Presets {
-			if st, err := os.Stat(PresetDir(out, name, p)); err != nil || !st.IsDir() {
-				continue
-			}
-			all, _, err := Collect(out, def, p)
-			if err != nil {
-				return nil, err
-			}
-			if rs[name] == nil {
-				rs[name] = map[string]map[string]ArmResults{}
-			}
-			rs[name][p] = map[string]ArmResults{}
-			for _, ar := range all {
-				rs[name][p][ar.Arm.Name] = ar
-			}
+	for _, set := range sets {
+		all, _, err := Collect(out, set.Def, set.Preset)
+		if err != nil {
+			return nil, err
+		}
+		name := set.Def.Name
+		if rs[name] == nil {
+			rs[name] = map[string]map[string]ArmResults{}
+		}
+		rs[name][set.Preset] = map[string]ArmResults{}
+		for _, ar := range all {
+			rs[name][set.Preset][ar.Arm.Name] = ar
 		}
 	}
 	return rs, nil
@@ -218,9 +217,6 @@ func valPPL(ar ArmResults) []float64 { return seedValues(ar, "val_ppl") }
 
 // Findings judges the papers' claims against the results under out.
 func Findings(out string) ([]Claim, error) {
-	if st, err := os.Stat(out); err != nil || !st.IsDir() {
-		return nil, errors.Errorf("%s is not a results folder of wm run", out)
-	}
 	rs, err := collectAll(out)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,35 @@ func (e *RunError) Error() string {
 // PresetDir is the folder of an experiment at a preset under out.
 func PresetDir(out, name, preset string) string { return filepath.Join(out, name, preset) }
 
+// ResultSet is one experiment at one preset that has a folder of results.
+type ResultSet struct {
+	Def    *Definition
+	Preset string
+}
+
+// ResultSets lists the experiment/preset folders (OUT/NAME/PRESET) of the
+// registered experiments under out, by name then preset order; an error
+// when out is not a folder, none when it holds no results.
+func ResultSets(out string) ([]ResultSet, error) {
+	st, err := os.Stat(out)
+	if err != nil {
+		return nil, errors.Errorf("%s: %v", out, errors.Cause(err))
+	}
+	if !st.IsDir() {
+		return nil, errors.Errorf("%s is not a folder", out)
+	}
+	var sets []ResultSet
+	for _, name := range Names() {
+		def, _ := Lookup(name)
+		for _, p := range Presets {
+			if st, err := os.Stat(PresetDir(out, name, p)); err == nil && st.IsDir() {
+				sets = append(sets, ResultSet{def, p})
+			}
+		}
+	}
+	return sets, nil
+}
+
 // SeedDir is the folder of an arm at a seed.
 func SeedDir(out, name, preset, arm string, seed int) string {
 	return filepath.Join(PresetDir(out, name, preset), arm, fmt.Sprintf("seed-%d", seed))

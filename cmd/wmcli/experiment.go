@@ -4,9 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -130,9 +128,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, f := range found {
-		rep, err := experiments.WriteReport(dir, f.def, f.preset)
+		rep, err := experiments.WriteReport(dir, f.Def, f.Preset)
 		if err != nil {
-			fmt.Fprintf(stderr, "wm report: %s at %s: %v\n", f.def.Name, f.preset, err)
+			fmt.Fprintf(stderr, "wm report: %s at %s: %v\n", f.Def.Name, f.Preset, err)
 			return 1
 		}
 		printReport(stdout, rep)
@@ -140,34 +138,14 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-type found struct {
-	def    *experiments.Definition
-	preset string
-}
-
-// findResults lists the experiment/preset folders under dir.
-func findResults(dir string) ([]found, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, errors.Errorf("%s: %v", dir, errors.Cause(err))
+// findResults lists the experiment/preset folders under dir; none is an
+// error naming what was expected.
+func findResults(dir string) ([]experiments.ResultSet, error) {
+	sets, err := experiments.ResultSets(dir)
+	if err == nil && len(sets) == 0 {
+		err = errors.Errorf("%s holds no results of wm run (expected folders NAME/PRESET with NAME one of %s)", dir, strings.Join(experiments.Names(), ", "))
 	}
-	if !st.IsDir() {
-		return nil, errors.Errorf("%s is not a folder", dir)
-	}
-	var out []found
-	for _, name := range experiments.Names() {
-		def, _ := experiments.Lookup(name)
-		for _, p := range experiments.Presets {
-			if st, err := os.Stat(filepath.Join(dir, name, p)); err == nil && st.IsDir() {
-				out = append(out, found{def, p})
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.Errorf("%s holds no results of wm run (expected folders NAME/PRESET with NAME one of %s)", dir, strings.Join(experiments.Names(), ", "))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].def.Name+out[i].preset < out[j].def.Name+out[j].preset })
-	return out, nil
+	return sets, err
 }
 
 func printReport(w io.Writer, rep *experiments.Report) {
