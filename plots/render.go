@@ -38,8 +38,8 @@ func newLegend() plot.Legend {
 
 // legendWidth is the width of the strip the legend needs, 0 for no legend.
 func (f *figure) legendWidth() vg.Length {
-	c := draw.New(vgimg.New(f.width, f.height))
-	r := f.legend.Rectangle(c)
+	// The extent depends on the entries' text only; a tiny canvas places it.
+	r := f.legend.Rectangle(draw.New(vgimg.New(1, 1)))
 	w := r.Max.X - r.Min.X
 	if w <= 0 {
 		return 0
