@@ -6,6 +6,8 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // Builder puts layers into one expression graph: it turns parameters into
@@ -124,8 +126,14 @@ func (b *Builder) Reshape(x *G.Node, shape ...int) *G.Node {
 	return b.Must(G.Reshape(x, tensor.Shape(shape)))
 }
 
-// Add is x + y (same shapes) under Must.
-func (b *Builder) Add(x, y *G.Node) *G.Node { return b.Must(G.Add(x, y)) }
+// Add is x + y (same shapes) under Must: ops.Add for tensors, Gorgonia's
+// Add for scalars (the auxiliary losses).
+func (b *Builder) Add(x, y *G.Node) *G.Node {
+	if x.Shape().IsScalar() && y.Shape().IsScalar() {
+		return b.Must(G.Add(x, y))
+	}
+	return b.Must(ops.Add(x, y))
+}
 
 // Mul is x ⊙ y (same shapes) under Must.
-func (b *Builder) Mul(x, y *G.Node) *G.Node { return b.Must(G.HadamardProd(x, y)) }
+func (b *Builder) Mul(x, y *G.Node) *G.Node { return b.Must(ops.Mul(x, y)) }

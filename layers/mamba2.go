@@ -128,6 +128,6 @@ func (l *Mamba2) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	}
 	y := b.Reshape(ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n), bs, t, l.di)
 	y = b.Must(ops.RMSNorm(y, b.Node(l.norm), ops.DefaultRMSNormEps))
-	y = b.Mul(y, b.Must(ops.SiLU(z)))
+	y = b.Must(ops.GatedSiLU(y, z))
 	return linear(b, y, l.wout)
 }

@@ -61,6 +61,5 @@ func (l *MLP) Params() Params { return l.params.list }
 // Forward builds y [b,t,d_model]; it has no decoding state.
 func (l *MLP) Forward(b *Builder, x *G.Node, _ *State) *G.Node {
 	dims(b, x, "mlp", l.shape.DModel)
-	gate := b.Must(ops.SiLU(linear(b, x, l.w1)))
-	return linear(b, b.Mul(gate, linear(b, x, l.w3)), l.w2)
+	return linear(b, b.Must(ops.GatedSiLU(linear(b, x, l.w3), linear(b, x, l.w1))), l.w2)
 }

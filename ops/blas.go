@@ -25,7 +25,11 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 		for i := 0; i < m; i++ {
 			row := c[i*ldc : i*ldc+n]
 			for j := range row {
-				row[j] *= beta
+				if beta == 0 {
+					row[j] = 0 // as BLAS: c is not read when beta is 0
+				} else {
+					row[j] *= beta
+				}
 			}
 		}
 		return

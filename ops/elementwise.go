@@ -8,9 +8,13 @@ import (
 )
 
 // unaryFunc is an elementwise function with its derivative, in float64.
+// f32 and df32, where set, compute the same in float32 over a whole range
+// (dst[i] = f(x[i]), times scale[i] when scale is not nil) without a call
+// per element; float32 graphs use them, float64 graphs never do.
 type unaryFunc struct {
-	name  string
-	f, df func(x float64) float64
+	name      string
+	f, df     func(x float64) float64
+	f32, df32 func(dst, x, scale []float32)
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -24,21 +28,22 @@ func softplus(x float64) float64 {
 }
 
 var (
-	siluFunc = unaryFunc{"silu",
-		func(x float64) float64 { return x * sigmoid(x) },
-		func(x float64) float64 { s := sigmoid(x); return s * (1 + x*(1-s)) }}
-	softplusFunc = unaryFunc{"softplus", softplus, sigmoid}
-	reluFunc     = unaryFunc{"relu",
-		func(x float64) float64 { return math.Max(x, 0) },
-		func(x float64) float64 {
+	siluFunc = unaryFunc{name: "silu",
+		f:   func(x float64) float64 { return x * sigmoid(x) },
+		df:  func(x float64) float64 { s := sigmoid(x); return s * (1 + x*(1-s)) },
+		f32: silu32, df32: siluGrad32}
+	softplusFunc = unaryFunc{name: "softplus", f: softplus, df: sigmoid}
+	reluFunc     = unaryFunc{name: "relu",
+		f: func(x float64) float64 { return math.Max(x, 0) },
+		df: func(x float64) float64 {
 			if x > 0 {
 				return 1
 			}
 			return 0
 		}}
-	geluFunc = unaryFunc{"gelu",
-		func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
-		func(x float64) float64 {
+	geluFunc = unaryFunc{name: "gelu",
+		f: func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
+		df: func(x float64) float64 {
 			return 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi)
 		}}
 )
@@ -71,10 +76,14 @@ func (k unaryKernel) inShapes() []tensor.Shape { return []tensor.Shape{k.shape} 
 func (k unaryKernel) outShape() tensor.Shape   { return k.shape }
 func (k unaryKernel) diffWRT() []bool          { return []bool{true} }
 
+// Both passes write every element (see reusedBuffer).
+func (k unaryKernel) writesWholeOutput() bool    { return true }
+func (k unaryKernel) writesWholeGradients() bool { return true }
+
 func (k unaryKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:
-		mapUnary(y, in[0].([]float32), nil, k.f.f)
+		mapUnary32(y, in[0].([]float32), nil, k.f.f, k.f.f32)
 	case []float64:
 		mapUnary(y, in[0].([]float64), nil, k.f.f)
 	}
@@ -84,7 +93,7 @@ func (k unaryKernel) forward(in []any, out any) error {
 func (k unaryKernel) backward(in []any, out, dOut any, dIn []any) error {
 	switch dy := dOut.(type) {
 	case []float32:
-		mapUnary(dIn[0].([]float32), in[0].([]float32), dy, k.f.df)
+		mapUnary32(dIn[0].([]float32), in[0].([]float32), dy, k.f.df, k.f.df32)
 	case []float64:
 		mapUnary(dIn[0].([]float64), in[0].([]float64), dy, k.f.df)
 	}
@@ -102,4 +111,47 @@ func mapUnary[T floats](dst, x, scale []T, f func(float64) float64) {
 			dst[i] = T(v)
 		}
 	})
+}
+
+// mapUnary32 is mapUnary on float32 data, through f32 where it is set.
+func mapUnary32(dst, x, scale []float32, f func(float64) float64, f32 func(dst, x, scale []float32)) {
+	if f32 == nil {
+		mapUnary(dst, x, scale, f)
+		return
+	}
+	parallelRanges(len(x), func(_, lo, hi int) {
+		var sc []float32
+		if scale != nil {
+			sc = scale[lo:hi]
+		}
+		f32(dst[lo:hi], x[lo:hi], sc)
+	})
+}
+
+// silu32 sets dst[i] = x[i]·σ(x[i]) (times scale[i]) in float32.
+func silu32(dst, x, scale []float32) {
+	x = x[:len(dst)]
+	if scale == nil {
+		for i, v := range x {
+			dst[i] = v * sigmoid32(v)
+		}
+		return
+	}
+	scale = scale[:len(dst)]
+	for i, v := range x {
+		dst[i] = v * sigmoid32(v) * scale[i]
+	}
+}
+
+// siluGrad32 sets dst[i] = σ(x)(1 + x(1−σ(x))) at x[i] (times scale[i]).
+func siluGrad32(dst, x, scale []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		s, c := sigmoidPair32(v)
+		g := s * (1 + v*c)
+		if scale != nil {
+			g *= scale[i]
+		}
+		dst[i] = g
+	}
 }

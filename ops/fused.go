@@ -52,7 +52,7 @@ func apply(k kernel, inputs ...*G.Node) (*G.Node, error) {
 			return nil, errors.Errorf("%s: input %d (%s) is %v, input 0 is %v", k.name(), i, n.Name(), n.Dtype(), dt)
 		}
 	}
-	out, err := G.ApplyOp(fusedOp{k}, inputs...)
+	out, err := G.ApplyOp(fusedOp{k: k, out: new(reusedBuffer)}, inputs...)
 	return out, errors.Wrapf(err, "%s", k.name())
 }
 
@@ -80,8 +80,12 @@ func hashOf(w func(hash.Hash)) uint32 {
 	return h.Sum32()
 }
 
-// fusedOp is the forward op of a kernel.
-type fusedOp struct{ k kernel }
+// fusedOp is the forward op of a kernel. out is the op's output buffer,
+// kept from one run of the graph to the next (see reusedBuffer).
+type fusedOp struct {
+	k   kernel
+	out *reusedBuffer
+}
 
 func (op fusedOp) Arity() int { return len(op.k.inShapes()) }
 
@@ -111,7 +115,7 @@ func (op fusedOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newBuffer(dt, op.k.outShape().TotalSize())
+	out := op.out.get(dt, op.k.outShape().TotalSize(), !overwritesOutput(op.k))
 	if err := op.k.forward(in, out); err != nil {
 		return nil, errors.Wrapf(err, "%s forward", op.k.name())
 	}
@@ -133,7 +137,7 @@ func (op fusedOp) DiffWRT(n int) []bool { return op.k.diffWRT() }
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	diff := op.k.diffWRT()
 	children := append(append(G.Nodes{}, inputs...), output, grad)
-	packed, err := G.ApplyOp(fusedDiffOp{op.k}, children...)
+	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer)}, children...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
@@ -163,8 +167,12 @@ func packedSize(k kernel) int {
 	return n
 }
 
-// fusedDiffOp computes every gradient of a kernel in one call, packed in a vector.
-type fusedDiffOp struct{ k kernel }
+// fusedDiffOp computes every gradient of a kernel in one call, packed in a
+// vector that is kept from one run to the next (see reusedBuffer).
+type fusedDiffOp struct {
+	k      kernel
+	packed *reusedBuffer
+}
 
 func (op fusedDiffOp) Arity() int { return len(op.k.inShapes()) + 2 }
 
@@ -197,7 +205,7 @@ func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward: upstream gradient", op.k.name())
 	}
-	packed := newBuffer(dt, packedSize(op.k))
+	packed := op.packed.get(dt, packedSize(op.k), !overwritesGradients(op.k))
 	dIn := make([]any, n)
 	off := 0
 	for i, s := range op.k.inShapes() {
@@ -221,7 +229,9 @@ func (op fusedDiffOp) WriteHash(h hash.Hash) {
 func (op fusedDiffOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
 func (op fusedDiffOp) String() string   { return fmt.Sprintf("%sDiff{%s}", op.k.name(), op.k.attrs()) }
 
-// unpackOp copies the gradient of one input out of a fusedDiffOp's packed vector.
+// unpackOp returns the gradient of one input of a fusedDiffOp: a tensor over
+// its part of the packed vector, without copying. The parts do not overlap,
+// so a later in-place op on one gradient never touches another.
 type unpackOp struct {
 	of     string
 	index  int
@@ -240,9 +250,9 @@ func (op unpackOp) Do(vals ...G.Value) (G.Value, error) {
 	n := op.shape.TotalSize()
 	switch s := src.(type) {
 	case []float32:
-		return valueOf(append([]float32(nil), s[op.offset:op.offset+n]...), op.shape), nil
+		return valueOf(s[op.offset:op.offset+n:op.offset+n], op.shape), nil
 	case []float64:
-		return valueOf(append([]float64(nil), s[op.offset:op.offset+n]...), op.shape), nil
+		return valueOf(s[op.offset:op.offset+n:op.offset+n], op.shape), nil
 	}
 	return nil, errors.Errorf("%s gradient %d: unsupported packed data %T", op.of, op.index, src)
 }

@@ -38,6 +38,10 @@ func (k linearKernel) outShape() tensor.Shape {
 func (k linearKernel) diffWRT() []bool { return []bool{true, true} }
 func (k linearKernel) rows() int       { return k.x.TotalSize() / k.din }
 
+// gemm with beta 0 writes every element of y, dx and dw (see reusedBuffer).
+func (k linearKernel) writesWholeOutput() bool    { return true }
+func (k linearKernel) writesWholeGradients() bool { return true }
+
 func (k linearKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:

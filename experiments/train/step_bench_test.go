@@ -1,0 +1,74 @@
+package train
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+)
+
+// BenchmarkTrainStep times one training step (forward, backward, AdamW) of
+// the patterns `wm bench` compares with the PyTorch peer, through the same
+// compiled program the trainer runs; tokens/s and allocations are reported.
+// Sizes are d_model x seq_len x batch. Use it with -cpuprofile/-memprofile.
+func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
+
+// BenchmarkEvalStep is BenchmarkTrainStep without gradients or update.
+func BenchmarkEvalStep(b *testing.B) { benchStep(b, false) }
+
+func benchStep(b *testing.B, withGrad bool) {
+	sizes := []struct{ d, t, bs int }{{64, 256, 8}, {256, 1024, 4}}
+	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(AM)4"} {
+		for _, z := range sizes {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", pattern, z.d, z.t, z.bs), func(b *testing.B) {
+				cfg := graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: z.d, Heads: 4, MaxPosition: z.t,
+					CDMoE: layers.CDMoEConfig{Experts: 1024}}
+				m, err := graph.New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Init(tensor.Float32, 1); err != nil {
+					b.Fatal(err)
+				}
+				p, err := compile(m, z.bs, z.t, withGrad)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := rand.New(rand.NewSource(1))
+				ids, targets := make([][]int, z.bs), make([][]int, z.bs)
+				for i := range ids {
+					ids[i], targets[i] = make([]int, z.t), make([]int, z.t)
+					for j := range ids[i] {
+						ids[i][j], targets[i][j] = r.Intn(cfg.Vocab), r.Intn(cfg.Vocab)
+					}
+				}
+				opt := NewAdamW(m.Params(), 0.01)
+				grads := make([]any, len(p.grads))
+				step := func() {
+					if _, _, err := p.run(ids, targets); err != nil {
+						b.Fatal(err)
+					}
+					if withGrad {
+						for j, g := range p.grads {
+							grads[j] = g.Value().Data()
+						}
+						opt.Update(p.params, grads, 1, 1e-4)
+					}
+					p.reset()
+				}
+				step()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					step()
+				}
+				b.ReportMetric(float64(z.bs*z.t*b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
+	}
+}

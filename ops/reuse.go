@@ -1,0 +1,63 @@
+package ops
+
+import "gorgonia.org/tensor"
+
+// reusedBuffer is the output buffer of one op node, kept from one run of a
+// compiled graph to the next. A training step then writes into the memory of
+// the step before instead of allocating every activation and gradient afresh:
+// at d_model 256 that was about 1 GB of new, zeroed pages per step, and the
+// garbage collector let the heap grow to twice that between collections.
+//
+// Each node gets its own buffer (apply and SymDiff create one per call), so
+// the value a node returns stays valid until the same node runs again. That
+// is the contract Gorgonia's tape machine already implies: values are read
+// between RunAll and the next RunAll (the trainer reads loss and gradients,
+// then resets). Whoever keeps a value beyond that must copy it, and one graph
+// must not be run by two machines at once (Gorgonia binds values to nodes,
+// so that was never safe).
+type reusedBuffer struct{ buf any }
+
+// get returns a buffer of n elements of dt: the previous run's when it fits,
+// cleared if zero is set (kernels whose contract is a zeroed output), a new
+// zeroed one otherwise. A nil receiver always allocates.
+func (r *reusedBuffer) get(dt tensor.Dtype, n int, zero bool) any {
+	if r == nil {
+		return newBuffer(dt, n)
+	}
+	switch b := r.buf.(type) {
+	case []float32:
+		if dt == tensor.Float32 && len(b) == n {
+			if zero {
+				clear(b)
+			}
+			return b
+		}
+	case []float64:
+		if dt == tensor.Float64 && len(b) == n {
+			if zero {
+				clear(b)
+			}
+			return b
+		}
+	}
+	r.buf = newBuffer(dt, n)
+	return r.buf
+}
+
+// outputWriter is a kernel whose forward writes every element of its output,
+// so that a reused output buffer needs no clearing first.
+type outputWriter interface{ writesWholeOutput() bool }
+
+// gradientWriter is a kernel whose backward writes every element of every
+// gradient it computes, so that a reused packed buffer needs no clearing.
+type gradientWriter interface{ writesWholeGradients() bool }
+
+func overwritesOutput(k kernel) bool {
+	w, ok := k.(outputWriter)
+	return ok && w.writesWholeOutput()
+}
+
+func overwritesGradients(k kernel) bool {
+	w, ok := k.(gradientWriter)
+	return ok && w.writesWholeGradients()
+}
