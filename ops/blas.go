@@ -41,3 +41,28 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 		G.WhichBLAS().Dgemm(ta, tb, m, n, k, float64(alpha), any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), cc, ldc)
 	}
 }
+
+// parallelGemm is gemm with c split into one block per worker (by rows of
+// c when it has at least as many rows as columns, by columns otherwise), so
+// that a single large product keeps every core busy while OpenBLAS runs
+// single-threaded (see blas_openblas.go). Every element of c is still one
+// gemm's sum over all of k, so the result does not depend on the split.
+func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m >= n {
+		parallelRanges(m, func(_, lo, hi int) {
+			ao := lo * lda
+			if transA {
+				ao = lo
+			}
+			gemm(transA, transB, hi-lo, n, k, alpha, a[ao:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+		})
+		return
+	}
+	parallelRanges(n, func(_, lo, hi int) {
+		bo := lo
+		if transB {
+			bo = lo * ldb
+		}
+		gemm(transA, transB, m, hi-lo, k, alpha, a, lda, b[bo:], ldb, beta, c[lo:], ldc)
+	})
+}

@@ -168,13 +168,13 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
 	// 1. the cross-domain MLP φ = act(x Wup) Wdown and the queries q = φ Wq
 	hpre := make([]T, N*dff)
-	gemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, hpre, dff)
+	parallelGemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, hpre, dff)
 	hact := make([]T, N*dff)
-	mapUnary(hact, hpre, nil, k.act.f)
+	applyUnary(k.act, hact, hpre, nil, false)
 	phi := make([]T, N*dm)
-	gemm(false, false, N, dm, dff, 1, hact, dff, Wdown, dm, 0, phi, dm)
+	parallelGemm(false, false, N, dm, dff, 1, hact, dff, Wdown, dm, 0, phi, dm)
 	q := make([]T, N*qd)
-	gemm(false, false, N, qd, dm, 1, phi, dm, Wq, qd, 0, q, qd)
+	parallelGemm(false, false, N, qd, dm, 1, phi, dm, Wq, qd, 0, q, qd)
 
 	var dphi, dq []T
 	if g != nil {
@@ -252,14 +252,14 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		addInto(d[4], p.dkeys)
 	}
 	// 4. back through q = φ Wq, φ = act(hpre) Wdown, hpre = x Wup
-	gemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
-	gemm(true, false, dm, qd, N, 1, phi, dm, dq, qd, 0, d[3], qd)
+	parallelGemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
+	parallelGemm(true, false, dm, qd, N, 1, phi, dm, dq, qd, 0, d[3], qd)
 	dh := make([]T, N*dff)
-	gemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
-	gemm(true, false, dff, dm, N, 1, hact, dff, dphi, dm, 0, d[2], dm)
-	mapUnary(dh, hpre, dh, k.act.df)
-	gemm(true, false, dm, dff, N, 1, x, dm, dh, dff, 0, d[1], dff)
-	gemm(false, true, N, dm, dff, 1, dh, dff, Wup, dff, 0, d[0], dm)
+	parallelGemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
+	parallelGemm(true, false, dff, dm, N, 1, hact, dff, dphi, dm, 0, d[2], dm)
+	applyUnary(k.act, dh, hpre, dh, true)
+	parallelGemm(true, false, dm, dff, N, 1, x, dm, dh, dff, 0, d[1], dff)
+	parallelGemm(false, true, N, dm, dff, 1, dh, dff, Wup, dff, 0, d[0], dm)
 }
 
 // addInto adds src to dst elementwise.

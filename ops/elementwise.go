@@ -113,6 +113,22 @@ func mapUnary[T floats](dst, x, scale []T, f func(float64) float64) {
 	})
 }
 
+// applyUnary sets dst[i] = f(x[i]) (f' when deriv is set), times scale[i]
+// when scale is not nil, through the float32 path for float32 data. dst may
+// be scale.
+func applyUnary[T floats](f unaryFunc, dst, x, scale []T, deriv bool) {
+	fn, fn32 := f.f, f.f32
+	if deriv {
+		fn, fn32 = f.df, f.df32
+	}
+	if d32, ok := any(dst).([]float32); ok {
+		s32, _ := any(scale).([]float32)
+		mapUnary32(d32, any(x).([]float32), s32, fn, fn32)
+		return
+	}
+	mapUnary(dst, x, scale, fn)
+}
+
 // mapUnary32 is mapUnary on float32 data, through f32 where it is set.
 func mapUnary32(dst, x, scale []float32, f func(float64) float64, f32 func(dst, x, scale []float32)) {
 	if f32 == nil {

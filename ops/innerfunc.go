@@ -67,9 +67,9 @@ func innerFuncRun[T floats](k innerFuncKernel, in [][]T, y, g []T, d [][]T) {
 	N := k.b * k.t
 	// 1. retrieval scores g = (x Wq) Kv^T   (N, nv)
 	q := make([]T, N*k.dret)
-	gemm(false, false, N, k.dret, k.dm, 1, x, k.dm, Wq, k.dret, 0, q, k.dret)
+	parallelGemm(false, false, N, k.dret, k.dm, 1, x, k.dm, Wq, k.dret, 0, q, k.dret)
 	sim := make([]T, N*k.nv)
-	gemm(false, true, N, k.nv, k.dret, 1, q, k.dret, Kv, k.dret, 0, sim, k.nv)
+	parallelGemm(false, true, N, k.nv, k.dret, 1, q, k.dret, Kv, k.dret, 0, sim, k.nv)
 	dEparts := make([][]T, workerCount(N))
 	parallelRanges(N, func(w, lo, hi int) {
 		idx := make([]int, k.k)

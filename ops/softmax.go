@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"math"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -89,9 +88,9 @@ func causalSoftmax[T floats](row []T, last int) {
 	}
 	var z float64
 	for j := 0; j <= last; j++ {
-		e := math.Exp(float64(row[j] - m))
-		row[j] = T(e)
-		z += e
+		e := expT(row[j] - m)
+		row[j] = e
+		z += float64(e)
 	}
 	inv := T(1 / z)
 	for j := 0; j <= last; j++ {
