@@ -124,14 +124,11 @@ func binaryBackward[T floats](op binaryOp, d [][]T, dy []T, in [][]T) {
 	})
 }
 
-// gatedSiLU sets y = x·z·σ(z), in float32 through exp32.
+// gatedSiLU sets y = x·z·σ(z).
 func gatedSiLU[T floats](y, x, z []T) {
 	switch yy := any(y).(type) {
 	case []float32:
-		xx, zz := any(x).([]float32), any(z).([]float32)
-		for i := range yy {
-			yy[i] = xx[i] * zz[i] * sigmoid32(zz[i])
-		}
+		gatedSiLU32(yy, any(x).([]float32), any(z).([]float32))
 	case []float64:
 		xx, zz := any(x).([]float64), any(z).([]float64)
 		for i := range yy {
@@ -144,12 +141,7 @@ func gatedSiLU[T floats](y, x, z []T) {
 func gatedSiLUGrad[T floats](dx, dz, g, x, z []T) {
 	switch gg := any(g).(type) {
 	case []float32:
-		dxx, dzz, xx, zz := any(dx).([]float32), any(dz).([]float32), any(x).([]float32), any(z).([]float32)
-		for i, gi := range gg {
-			s, c := sigmoidPair32(zz[i])
-			dxx[i] = gi * zz[i] * s
-			dzz[i] = gi * xx[i] * s * (1 + zz[i]*c)
-		}
+		gatedSiLUGrad32(any(dx).([]float32), any(dz).([]float32), gg, any(x).([]float32), any(z).([]float32))
 	case []float64:
 		dxx, dzz, xx, zz := any(dx).([]float64), any(dz).([]float64), any(x).([]float64), any(z).([]float64)
 		for i, gi := range gg {

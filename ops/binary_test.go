@@ -72,3 +72,47 @@ func widen(x []float32) []float64 {
 	}
 	return y
 }
+
+// NaN in, NaN out, in the kernels of this build (C under openblas, Go
+// otherwise); huge arguments saturate instead of producing NaN.
+func TestFloat32ActivationsEdges(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	x := []float32{nan, inf, -1e30, 0}
+	y := make([]float32, len(x))
+	silu32(y, x, nil)
+	if y[0] == y[0] || y[1] != inf || y[2] != 0 || y[3] != 0 {
+		t.Errorf("silu(NaN, Inf, -1e30, 0) = %v", y)
+	}
+	x[2] = -inf
+	copy(y, x)
+	expShift32(y, 0)
+	if y[0] == y[0] || y[1] != inf || y[2] != 0 || y[3] != 1 {
+		t.Errorf("exp(NaN, Inf, -Inf, 0) = %v", y)
+	}
+	dx, dz := make([]float32, 2), make([]float32, 2)
+	gatedSiLUGrad32(dx, dz, []float32{1, 1}, []float32{1, 1}, []float32{-200, 200})
+	if dx[0] != 0 || dz[0] != 0 || dx[1] != 200 || dz[1] != 1 {
+		t.Errorf("gated silu grad at z = ∓200: dx %v dz %v, want [0 200] [0 1]", dx, dz)
+	}
+}
+
+func BenchmarkGatedSiLU32(b *testing.B) {
+	const n = 1 << 16
+	x, z, y := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], z[i] = float32(i%17)/4-2, float32(i%23)/3-4
+	}
+	b.Run("build", func(b *testing.B) {
+		b.SetBytes(n * 4)
+		for i := 0; i < b.N; i++ {
+			gatedSiLU32(y, x, z)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		b.SetBytes(n * 4)
+		for i := 0; i < b.N; i++ {
+			gatedSiLUGo32(y, x, z)
+		}
+	})
+}

@@ -143,31 +143,3 @@ func mapUnary32(dst, x, scale []float32, f func(float64) float64, f32 func(dst, 
 		f32(dst[lo:hi], x[lo:hi], sc)
 	})
 }
-
-// silu32 sets dst[i] = x[i]·σ(x[i]) (times scale[i]) in float32.
-func silu32(dst, x, scale []float32) {
-	x = x[:len(dst)]
-	if scale == nil {
-		for i, v := range x {
-			dst[i] = v * sigmoid32(v)
-		}
-		return
-	}
-	scale = scale[:len(dst)]
-	for i, v := range x {
-		dst[i] = v * sigmoid32(v) * scale[i]
-	}
-}
-
-// siluGrad32 sets dst[i] = σ(x)(1 + x(1−σ(x))) at x[i] (times scale[i]).
-func siluGrad32(dst, x, scale []float32) {
-	x = x[:len(dst)]
-	for i, v := range x {
-		s, c := sigmoidPair32(v)
-		g := s * (1 + v*c)
-		if scale != nil {
-			g *= scale[i]
-		}
-		dst[i] = g
-	}
-}

@@ -1,7 +1,6 @@
 package ops
 
 import (
-
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -87,10 +86,17 @@ func causalSoftmax[T floats](row []T, last int) {
 		}
 	}
 	var z float64
-	for j := 0; j <= last; j++ {
-		e := expT(row[j] - m)
-		row[j] = e
-		z += float64(e)
+	if r32, ok := any(row[:last+1]).([]float32); ok {
+		expShift32(r32, float32(m))
+		for _, e := range r32 {
+			z += float64(e)
+		}
+	} else {
+		for j := 0; j <= last; j++ {
+			e := expT(row[j] - m)
+			row[j] = e
+			z += float64(e)
+		}
 	}
 	inv := T(1 / z)
 	for j := 0; j <= last; j++ {

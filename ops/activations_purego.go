@@ -1,0 +1,12 @@
+//go:build !openblas
+
+package ops
+
+// Without the openblas build tag (no cgo), the float32 activations are the
+// Go kernels of activations32.go.
+
+func silu32(dst, x, scale []float32)            { siluGo32(dst, x, scale) }
+func siluGrad32(dst, x, scale []float32)        { siluGradGo32(dst, x, scale) }
+func gatedSiLU32(y, x, z []float32)             { gatedSiLUGo32(y, x, z) }
+func gatedSiLUGrad32(dx, dz, g, x, z []float32) { gatedSiLUGradGo32(dx, dz, g, x, z) }
+func expShift32(row []float32, m float32)       { expShiftGo32(row, m) }
