@@ -106,7 +106,10 @@ func toF64[T floats](x []T) []float64 {
 	return r
 }
 
-func logSumExp[T floats](row []T) float64 {
+// logSumExp is log Σ e^row, shifted by the row's maximum. Float32 rows go
+// through expShift32 (vectorised in the openblas build) in scratch, which
+// must hold len(row) values; the sum is float64 in both precisions.
+func logSumExp[T floats](row, scratch []T) float64 {
 	m := row[0]
 	for _, v := range row[1:] {
 		if v > m {
@@ -114,8 +117,16 @@ func logSumExp[T floats](row []T) float64 {
 		}
 	}
 	var s float64
-	for _, v := range row {
-		s += math.Exp(float64(v - m))
+	if sc, ok := any(scratch[:len(row)]).([]float32); ok {
+		copy(sc, any(row).([]float32))
+		expShift32(sc, float32(m))
+		for _, e := range sc {
+			s += float64(e)
+		}
+	} else {
+		for _, v := range row {
+			s += math.Exp(float64(v - m))
+		}
 	}
 	return float64(m) + math.Log(s)
 }
@@ -130,10 +141,11 @@ func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error 
 	}
 	parts := make([]float64, workerCount(len(targets)))
 	parallelRanges(len(targets), func(w, lo, hi int) {
+		scratch := make([]T, V)
 		for i := lo; i < hi; i++ {
 			if c, _ := target(targets, i, V); c >= 0 {
 				row := logits[i*V : (i+1)*V]
-				parts[w] += logSumExp(row) - float64(row[c])
+				parts[w] += logSumExp(row, scratch) - float64(row[c])
 			}
 		}
 	})
@@ -162,9 +174,17 @@ func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel)
 				continue
 			}
 			row, drow := logits[i*V:(i+1)*V], dx[i*V:(i+1)*V]
-			lse := logSumExp(row)
-			for j, v := range row {
-				drow[j] = T(math.Exp(float64(v)-lse) * scale)
+			lse := logSumExp(row, drow)
+			if d32, ok := any(drow).([]float32); ok {
+				copy(d32, any(row).([]float32))
+				expShift32(d32, float32(lse))
+				for j := range d32 {
+					d32[j] *= float32(scale)
+				}
+			} else {
+				for j, v := range row {
+					drow[j] = T(math.Exp(float64(v)-lse) * scale)
+				}
 			}
 			drow[c] -= T(scale)
 		}
