@@ -142,11 +142,7 @@ func retrieve[T floats](k cdmoeKernel, q, keys []T, hh int, sim [2][]T, idx [2][
 		qp := q[(p*k.heads+hh)*k.half:][:k.half]
 		for kk := 0; kk < k.nk; kk++ {
 			kv := keys[((hh*k.nk+kk)*2+p)*k.half:][:k.half]
-			var s T
-			for j, v := range qp {
-				s += v * kv[j]
-			}
-			sim[p][kk] = s
+			sim[p][kk] = T(dot(qp, kv))
 		}
 		topK(idx[p], sim[p], k.topk)
 	}
@@ -204,40 +200,27 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 				retrieve(k, qn, keys, hh, sim, idx, sums, pick, chosen)
 				for _, c := range chosen {
 					ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
-					var dot float64
-					for j, v := range ph {
-						dot += float64(v) * float64(ed[j])
-					}
-					z := dot * c.s
+					dp := dot(ph, ed)
+					z := dp * c.s
 					wgt := k.act.f(z)
 					if y != nil {
 						// 3. y += act((φ·Edown[e]) s) Eup[e]
-						yr := y[n*dm : (n+1)*dm]
-						for j, v := range eu {
-							yr[j] += T(wgt) * v
-						}
+						axpy(T(wgt), eu, y[n*dm:(n+1)*dm])
 						continue
 					}
 					gn := g[n*dm : (n+1)*dm]
-					var dw float64
-					for j, v := range gn {
-						dw += float64(v) * float64(eu[j])
-						acc.dEup[c.e*dm+j] += T(wgt) * v
-					}
+					dw := dot(gn, eu)
+					axpy(T(wgt), gn, acc.dEup[c.e*dm:])
 					dz := dw * k.act.df(z)
 					// z = (φ·Edown[e]) * s
-					for j := range ph {
-						acc.dEdown[c.e*dm+j] += T(dz*c.s) * ph[j]
-						dphi[n*dm+j] += T(dz*c.s) * ed[j]
-					}
-					ds := T(dz * dot)
+					axpy(T(dz*c.s), ph, acc.dEdown[c.e*dm:])
+					axpy(T(dz*c.s), ed, dphi[n*dm:])
+					ds := T(dz * dp)
 					// s = sim_0[ix] + sim_1[iy]; sim_p[kk] = q_p · keys[hh,kk,p]
 					for p, kk := range [2]int{c.ix, c.iy} {
 						qo, ko := (p*k.heads+hh)*k.half, ((hh*k.nk+kk)*2+p)*k.half
-						for j := 0; j < k.half; j++ {
-							dq[n*qd+qo+j] += ds * keys[ko+j]
-							acc.dkeys[ko+j] += ds * qn[qo+j]
-						}
+						axpy(ds, keys[ko:ko+k.half], dq[n*qd+qo:])
+						axpy(ds, qn[qo:qo+k.half], acc.dkeys[ko:])
 					}
 				}
 			}
