@@ -135,20 +135,33 @@ type expertChoice struct {
 	s      float64 // s_x[i] + s_y[j]
 }
 
-// retrieve does the product-key search of one head: sim of both halves,
-// their top-k, the k² sums and their top-k (listing 8).
-func retrieve[T floats](k cdmoeKernel, q, keys []T, hh int, sim [2][]T, idx [2][]int, sums []T, pick []int, out []expertChoice) {
-	for p := 0; p < 2; p++ {
-		qp := q[(p*k.heads+hh)*k.half:][:k.half]
-		for kk := 0; kk < k.nk; kk++ {
-			kv := keys[((hh*k.nk+kk)*2+p)*k.half:][:k.half]
-			sim[p][kk] = T(dot(qp, kv))
+// keySims computes, for every token, head and half, the similarity of the
+// query half to every key of that head and half (listing 8's
+// `sim = einsum(q, keys)`), as one gemm per (head, half) over all tokens:
+// sims[n][hh][p][kk] = q[n][p][hh] · keys[hh][kk][p].
+func keySims[T floats](k cdmoeKernel, q, keys []T, N int) []T {
+	sims := make([]T, N*k.heads*2*k.nk)
+	ld := k.heads * 2 * k.nk
+	for hh := 0; hh < k.heads; hh++ {
+		for p := 0; p < 2; p++ {
+			parallelGemm(false, true, N, k.nk, k.half, 1, q[(p*k.heads+hh)*k.half:], k.qdim(),
+				keys[(hh*k.nk*2+p)*k.half:], 2*k.half, 0, sims[(hh*2+p)*k.nk:], ld)
 		}
-		topK(idx[p], sim[p], k.topk)
+	}
+	return sims
+}
+
+// retrieve does the product-key search of one head of one token from its
+// key similarities sim (both halves, as keySims lays them out): the top-k of
+// each half, the k² sums and their top-k (listing 8).
+func retrieve[T floats](k cdmoeKernel, sim []T, idx [2][]int, sums []T, pick []int, out []expertChoice) {
+	half := [2][]T{sim[:k.nk], sim[k.nk : 2*k.nk]}
+	for p := 0; p < 2; p++ {
+		topK(idx[p], half[p], k.topk)
 	}
 	for i := 0; i < k.topk; i++ {
 		for j := 0; j < k.topk; j++ {
-			sums[i*k.topk+j] = sim[0][idx[0][i]] + sim[1][idx[1][j]]
+			sums[i*k.topk+j] = half[0][idx[0][i]] + half[1][idx[1][j]]
 		}
 	}
 	topK(pick, sums, k.topk)
@@ -179,8 +192,8 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 	workers := workerCount(N)
 	type accum struct{ dEdown, dEup, dkeys []T }
 	parts := make([]accum, workers)
+	sims := keySims(k, q, keys, N)
 	parallelRanges(N, func(w, lo, hi int) {
-		sim := [2][]T{make([]T, k.nk), make([]T, k.nk)}
 		idx := [2][]int{make([]int, k.topk), make([]int, k.topk)}
 		sums, pick := make([]T, k.topk*k.topk), make([]int, k.topk)
 		chosen := make([]expertChoice, k.topk)
@@ -197,7 +210,7 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 			}
 			for hh := 0; hh < k.heads; hh++ {
 				// 2. product-key retrieval of this head's experts
-				retrieve(k, qn, keys, hh, sim, idx, sums, pick, chosen)
+				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], idx, sums, pick, chosen)
 				for _, c := range chosen {
 					ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
 					dp := dot(ph, ed)
