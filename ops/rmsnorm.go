@@ -75,11 +75,7 @@ func rmsnormForward[T floats](y []T, in [][]T, k rmsnormKernel) {
 }
 
 func invRMS[T floats](x []T, eps float64) float64 {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	return 1 / math.Sqrt(ss/float64(len(x))+eps)
+	return 1 / math.Sqrt(dot(x, x)/float64(len(x))+eps)
 }
 
 // rmsnormBackward: with r = 1/sqrt(mean(x²)+eps) and g = dy∘w,

@@ -19,6 +19,10 @@ type ssdChunk[T floats] struct {
 	dcum []float64 // [L]
 	// segRow is row i of exp(segsum) in float64 while seg is filled.
 	segRow []float64 // [L]
+	// The chunk's decays in float64, from one exp per token: r_i =
+	// exp(cum_i − cum_{i−1}) (r_0 = exp(cum_0)), e_i = exp(cum_i) =
+	// r_0⋯r_i and w_j = exp(cum_last − cum_j) = r_{j+1}⋯r_last.
+	r, e, w []float64 // [L]
 }
 
 func newSSDChunk[T floats](chunk, p int) *ssdChunk[T] {
@@ -28,6 +32,7 @@ func newSSDChunk[T floats](chunk, p int) *ssdChunk[T] {
 		seg: make([]T, chunk*chunk), dG: make([]T, chunk*chunk), dU: make([]T, chunk*p),
 		dY: make([]T, chunk*p), dW: make([]T, chunk*p), dcum: make([]float64, chunk),
 		segRow: make([]float64, chunk),
+		r:      make([]float64, chunk), e: make([]float64, chunk), w: make([]float64, chunk),
 	}
 }
 
@@ -56,12 +61,29 @@ func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 		acc += float64(a.dt[v.do+(s0+i)*k.h]) * A
 		c.cum[i] = acc
 	}
-	last := c.cum[L-1]
+	// The decays as running products of one exp per token: the factors are
+	// ≤ 1 for SSD's A < 0 and dt > 0, so the products only shrink (where
+	// one underflows, the direct exp is as small), and float64 keeps their
+	// relative error near L·2⁻⁵³.
+	prev := 0.0
+	for i := 0; i < L; i++ {
+		c.r[i] = math.Exp(c.cum[i] - prev)
+		prev = c.cum[i]
+		if i == 0 {
+			c.e[0] = c.r[0]
+		} else {
+			c.e[i] = c.e[i-1] * c.r[i]
+		}
+	}
+	c.w[L-1] = 1
+	for j := L - 2; j >= 0; j-- {
+		c.w[j] = c.w[j+1] * c.r[j+1]
+	}
 	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing 3)
 	for i := 0; i < L; i++ {
 		d := a.dt[v.do+(s0+i)*k.h]
 		xr := a.x[v.xo+(s0+i)*v.ldx:]
-		w := T(math.Exp(last - c.cum[i]))
+		w := T(c.w[i])
 		for j := 0; j < k.p; j++ {
 			u := d * xr[j]
 			c.U[i*k.p+j] = u
@@ -73,34 +95,30 @@ func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 		// exp(cum_i - cum_j) is formed from the difference, never from
 		// exp(cum_i)*exp(-cum_j), so strong decay cannot overflow.
 		//
-		// Row i is row i−1 times exp(cum_i − cum_{i−1}) = exp(dt_i·A), one
-		// exp per row instead of one per element (they were most of the
-		// exponentials of a d_model-64 step). The factors are ≤ 1 for SSD's
-		// A < 0 and dt > 0, so the product only shrinks, and it is carried
-		// in float64 (relative error about L·2⁻⁵³ against the direct exp).
+		// Row i is row i−1 times r_i = exp(cum_i − cum_{i−1}) = exp(dt_i·A),
+		// so no exp per element (they were most of the exponentials of a
+		// d_model-64 step).
 		gemm(false, true, L, L, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, a.B[v.bo+s0*v.ldbc:], v.ldbc, 0, c.Gm, L)
 		row := c.segRow[:L]
 		for i := 0; i < L; i++ {
 			if i > 0 {
-				r := math.Exp(c.cum[i] - c.cum[i-1])
+				r := c.r[i]
 				for j := 0; j < i; j++ {
 					row[j] *= r
 				}
 			}
 			row[i] = 1
-			for j := 0; j < L; j++ {
-				if j > i {
-					c.seg[i*L+j] = 0
-					c.Gm[i*L+j] = 0
-					continue
-				}
-				e := T(row[j])
-				c.seg[i*L+j] = e
-				c.Gm[i*L+j] *= e
+			seg, gm := c.seg[i*L:i*L+L], c.Gm[i*L:i*L+L]
+			for j, r := range row[:i+1] {
+				e := T(r)
+				seg[j] = e
+				gm[j] *= e
 			}
+			clear(seg[i+1:])
+			clear(gm[i+1:])
 		}
 	}
-	return math.Exp(last)
+	return c.e[L-1]
 }
 
 // advance moves the state across the chunk: H = E*H + W^T B.
@@ -140,7 +158,7 @@ func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 	gemm(false, false, L, k.p, L, 1, c.Gm, L, c.U, k.p, 0, c.Yc, k.p)
 	gemm(false, true, L, k.p, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, H, k.n, 0, c.tmp, k.p)
 	for i := 0; i < L; i++ {
-		e := T(math.Exp(c.cum[i]))
+		e := T(c.e[i])
 		yr := out[v.xo+(s0+i)*v.ldx : v.xo+(s0+i)*v.ldx+k.p]
 		xr := a.x[v.xo+(s0+i)*v.ldx:]
 		for j := range yr {
@@ -216,7 +234,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			gemm(false, true, L, k.p, k.n, 1, Bc, v.ldbc, dH, k.n, 0, c.dW, k.p)
 			gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.ldbc)
 			for j := 0; j < L; j++ {
-				w := math.Exp(c.cum[L-1] - c.cum[j])
+				w := c.w[j]
 				var dw float64
 				for q := 0; q < k.p; q++ {
 					dw += float64(c.dW[j*k.p+q]) * float64(c.U[j*k.p+q])
@@ -284,23 +302,25 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 	gemm(false, true, L, L, k.p, 1, c.dY, k.p, c.U, k.p, 0, c.dG, L)
 	gemm(true, false, L, k.p, L, 1, c.Gm, L, c.dY, k.p, 1, c.dU, k.p)
 	for i := 0; i < L; i++ {
-		for j := 0; j <= i; j++ {
-			q := c.dG[i*L+j]
-			r := float64(c.Gm[i*L+j]) * float64(q) // G*seg*Q
-			c.dcum[i] += r
-			c.dcum[j] -= r
-			c.dG[i*L+j] = q * c.seg[i*L+j]
+		gm, seg, dG := c.Gm[i*L:i*L+i+1], c.seg[i*L:i*L+i+1], c.dG[i*L:i*L+L]
+		dcum := c.dcum[:i+1]
+		var ri float64 // row i's share of dcum[i], summed apart from the column updates
+		for j, g := range gm {
+			q := dG[j]
+			r := float64(g) * float64(q) // G*seg*Q
+			ri += r
+			dcum[j] -= r
+			dG[j] = q * seg[j]
 		}
-		for j := i + 1; j < L; j++ {
-			c.dG[i*L+j] = 0
-		}
+		c.dcum[i] += ri
+		clear(dG[i+1:])
 	}
 	gemm(false, false, L, k.n, L, 1, c.dG, L, Bc, v.ldbc, 1, dCc, v.ldbc)
 	gemm(true, false, L, k.n, L, 1, c.dG, L, Cc, v.ldbc, 1, dBc, v.ldbc)
 	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
 	gemm(false, true, L, k.p, k.n, 1, Cc, v.ldbc, H, k.n, 0, c.tmp, k.p)
 	for i := 0; i < L; i++ {
-		e := math.Exp(c.cum[i])
+		e := c.e[i]
 		var de float64
 		for q := 0; q < k.p; q++ {
 			de += float64(c.dY[i*k.p+q]) * float64(c.tmp[i*k.p+q])
