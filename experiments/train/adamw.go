@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 )
@@ -48,34 +50,58 @@ func (o *AdamW) Update(params layers.Params, grads []any, scale, lr float64) {
 			o.index[n] = i
 		}
 	}
+	moments := make([]int, len(params))
 	for i, p := range params {
-		decay := 0.0
-		if p.Decay {
-			decay = o.WeightDecay
-		}
 		k, ok := o.index[p.Name]
 		if !ok || len(o.M[k]) != p.Size() {
 			panic(fmt.Sprintf("adamw: parameter %s (%d values) is not one the optimiser was made for", p.Name, p.Size()))
 		}
-		m, v := o.M[k], o.V[k]
-		update := func(j int, w, g float64) float64 {
-			g *= scale
-			m[j] = o.Beta1*m[j] + (1-o.Beta1)*g
-			v[j] = o.Beta2*v[j] + (1-o.Beta2)*g*g
-			w -= lr * decay * w
-			return w - lr*(m[j]/c1)/(math.Sqrt(v[j]/c2)+o.Eps)
+		moments[i] = k
+	}
+	// Every element's update is independent, so the parameters are shared
+	// out to GOMAXPROCS goroutines; the result does not depend on the split.
+	next := make(chan int, len(params))
+	for i := range params {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(params)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o.updateOne(params[i], grads[i], moments[i], scale, lr, c1, c2)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// updateOne applies the step to one parameter whose moments are M[k], V[k].
+func (o *AdamW) updateOne(p *layers.Param, grad any, k int, scale, lr, c1, c2 float64) {
+	decay := 0.0
+	if p.Decay {
+		decay = o.WeightDecay
+	}
+	m, v := o.M[k], o.V[k]
+	update := func(j int, w, g float64) float64 {
+		g *= scale
+		m[j] = o.Beta1*m[j] + (1-o.Beta1)*g
+		v[j] = o.Beta2*v[j] + (1-o.Beta2)*g*g
+		w -= lr * decay * w
+		return w - lr*(m[j]/c1)/(math.Sqrt(v[j]/c2)+o.Eps)
+	}
+	switch w := p.Data().(type) {
+	case []float32:
+		g := grad.([]float32)
+		for j := range w {
+			w[j] = float32(update(j, float64(w[j]), float64(g[j])))
 		}
-		switch w := p.Data().(type) {
-		case []float32:
-			g := grads[i].([]float32)
-			for j := range w {
-				w[j] = float32(update(j, float64(w[j]), float64(g[j])))
-			}
-		case []float64:
-			g := grads[i].([]float64)
-			for j := range w {
-				w[j] = update(j, w[j], g[j])
-			}
+	case []float64:
+		g := grad.([]float64)
+		for j := range w {
+			w[j] = update(j, w[j], g[j])
 		}
 	}
 }
