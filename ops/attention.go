@@ -201,10 +201,12 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
 		bs := min(attnBlock, k.tq)
-		P := make([]T, bs*k.tk)
+		P := scratch[T](bs * k.tk)
+		defer releaseScratch(P)
 		M := P
 		if k.mask == MaskPaper {
-			M = make([]T, bs*k.tk)
+			M = scratch[T](bs * k.tk)
+			defer releaseScratch(M)
 		}
 		_, _, vo, yo := k.offsets(bi, hh)
 		for i0 := 0; i0 < k.tq; i0 += bs {
@@ -232,10 +234,13 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 	parallelFor(k.b*k.hk, func(bk int) {
 		bi, kh := bk/k.hk, bk%k.hk
 		bs := min(attnBlock, k.tq)
-		P, dM := make([]T, bs*k.tk), make([]T, bs*k.tk)
+		P, dM := scratch[T](bs*k.tk), scratch[T](bs*k.tk)
+		defer releaseScratch(P)
+		defer releaseScratch(dM)
 		M := P
 		if k.mask == MaskPaper {
-			M = make([]T, bs*k.tk)
+			M = scratch[T](bs * k.tk)
+			defer releaseScratch(M)
 		}
 		for hh := kh * group; hh < (kh+1)*group; hh++ {
 			qo, ko, vo, yo := k.offsets(bi, hh)

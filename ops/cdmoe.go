@@ -140,7 +140,7 @@ type expertChoice struct {
 // `sim = einsum(q, keys)`), as one gemm per (head, half) over all tokens:
 // sims[n][hh][p][kk] = q[n][p][hh] · keys[hh][kk][p].
 func keySims[T floats](k cdmoeKernel, q, keys []T, N int) []T {
-	sims := make([]T, N*k.heads*2*k.nk)
+	sims := scratch[T](N * k.heads * 2 * k.nk)
 	ld := k.heads * 2 * k.nk
 	for hh := 0; hh < k.heads; hh++ {
 		for p := 0; p < 2; p++ {
@@ -176,30 +176,38 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 	x, Wup, Wdown, Wq, keys, Edown, Eup := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
 	// 1. the cross-domain MLP φ = act(x Wup) Wdown and the queries q = φ Wq
-	hpre := make([]T, N*dff)
+	hpre := scratch[T](N * dff)
+	defer releaseScratch(hpre)
 	parallelGemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, hpre, dff)
-	hact := make([]T, N*dff)
+	hact := scratch[T](N * dff)
+	defer releaseScratch(hact)
 	applyUnary(k.act, hact, hpre, nil, false)
-	phi := make([]T, N*dm)
+	phi := scratch[T](N * dm)
+	defer releaseScratch(phi)
 	parallelGemm(false, false, N, dm, dff, 1, hact, dff, Wdown, dm, 0, phi, dm)
-	q := make([]T, N*qd)
+	q := scratch[T](N * qd)
+	defer releaseScratch(q)
 	parallelGemm(false, false, N, qd, dm, 1, phi, dm, Wq, qd, 0, q, qd)
 
 	var dphi, dq []T
 	if g != nil {
-		dphi, dq = append([]T(nil), g...), make([]T, N*qd) // y = ... + φ
+		dphi, dq = scratch[T](len(g)), scratch[T](N*qd)
+		copy(dphi, g) // y = ... + φ
+		defer releaseScratch(dphi)
+		defer releaseScratch(dq)
 	}
 	workers := workerCount(N)
 	type accum struct{ dEdown, dEup, dkeys []T }
 	parts := make([]accum, workers)
 	sims := keySims(k, q, keys, N)
+	defer releaseScratch(sims)
 	parallelRanges(N, func(w, lo, hi int) {
 		idx := [2][]int{make([]int, k.topk), make([]int, k.topk)}
 		sums, pick := make([]T, k.topk*k.topk), make([]int, k.topk)
 		chosen := make([]expertChoice, k.topk)
 		var acc accum
 		if g != nil {
-			acc = accum{make([]T, len(Edown)), make([]T, len(Eup)), make([]T, len(keys))}
+			acc = accum{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
 			parts[w] = acc
 		}
 		for n := lo; n < hi; n++ {
@@ -246,11 +254,15 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		addInto(d[5], p.dEdown)
 		addInto(d[6], p.dEup)
 		addInto(d[4], p.dkeys)
+		releaseScratch(p.dEdown)
+		releaseScratch(p.dEup)
+		releaseScratch(p.dkeys)
 	}
 	// 4. back through q = φ Wq, φ = act(hpre) Wdown, hpre = x Wup
 	parallelGemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
 	parallelGemm(true, false, dm, qd, N, 1, phi, dm, dq, qd, 0, d[3], qd)
-	dh := make([]T, N*dff)
+	dh := scratch[T](N * dff)
+	defer releaseScratch(dh)
 	parallelGemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
 	parallelGemm(true, false, dff, dm, N, 1, hact, dff, dphi, dm, 0, d[2], dm)
 	applyUnary(k.act, dh, hpre, dh, true)

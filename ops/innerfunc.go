@@ -66,9 +66,11 @@ func innerFuncRun[T floats](k innerFuncKernel, in [][]T, y, g []T, d [][]T) {
 	x, Wq, Kv, E := in[0], in[1], in[2], in[3]
 	N := k.b * k.t
 	// 1. retrieval scores g = (x Wq) Kv^T   (N, nv)
-	q := make([]T, N*k.dret)
+	q := scratch[T](N * k.dret)
+	defer releaseScratch(q)
 	parallelGemm(false, false, N, k.dret, k.dm, 1, x, k.dm, Wq, k.dret, 0, q, k.dret)
-	sim := make([]T, N*k.nv)
+	sim := scratch[T](N * k.nv)
+	defer releaseScratch(sim)
 	parallelGemm(false, true, N, k.nv, k.dret, 1, q, k.dret, Kv, k.dret, 0, sim, k.nv)
 	dEparts := make([][]T, workerCount(N))
 	parallelRanges(N, func(w, lo, hi int) {
@@ -76,7 +78,7 @@ func innerFuncRun[T floats](k innerFuncKernel, in [][]T, y, g []T, d [][]T) {
 		sum := make([]T, k.dm)
 		var dE []T
 		if g != nil {
-			dE = make([]T, k.nv*k.dm)
+			dE = scratch[T](k.nv * k.dm)
 			dEparts[w] = dE
 		}
 		for n := lo; n < hi; n++ {
@@ -114,6 +116,7 @@ func innerFuncRun[T floats](k innerFuncKernel, in [][]T, y, g []T, d [][]T) {
 			for j, v := range part {
 				d[3][j] += v
 			}
+			releaseScratch(part)
 		}
 	}
 }

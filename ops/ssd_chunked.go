@@ -25,14 +25,25 @@ type ssdChunk[T floats] struct {
 	r, e, w []float64 // [L]
 }
 
+// newSSDChunk takes the workspace from the scratch pools; release hands
+// it back.
 func newSSDChunk[T floats](chunk, p int) *ssdChunk[T] {
 	return &ssdChunk[T]{
-		cum: make([]float64, chunk), U: make([]T, chunk*p), Gm: make([]T, chunk*chunk),
-		tmp: make([]T, chunk*p), W: make([]T, chunk*p), Yc: make([]T, chunk*p),
-		seg: make([]T, chunk*chunk), dG: make([]T, chunk*chunk), dU: make([]T, chunk*p),
-		dY: make([]T, chunk*p), dW: make([]T, chunk*p), dcum: make([]float64, chunk),
-		segRow: make([]float64, chunk),
-		r:      make([]float64, chunk), e: make([]float64, chunk), w: make([]float64, chunk),
+		cum: scratch[float64](chunk), U: scratch[T](chunk * p), Gm: scratch[T](chunk * chunk),
+		tmp: scratch[T](chunk * p), W: scratch[T](chunk * p), Yc: scratch[T](chunk * p),
+		seg: scratch[T](chunk * chunk), dG: scratch[T](chunk * chunk), dU: scratch[T](chunk * p),
+		dY: scratch[T](chunk * p), dW: scratch[T](chunk * p), dcum: scratch[float64](chunk),
+		segRow: scratch[float64](chunk),
+		r:      scratch[float64](chunk), e: scratch[float64](chunk), w: scratch[float64](chunk),
+	}
+}
+
+func (c *ssdChunk[T]) release() {
+	for _, s := range [][]T{c.U, c.Gm, c.tmp, c.W, c.Yc, c.seg, c.dG, c.dU, c.dY, c.dW} {
+		releaseScratch(s)
+	}
+	for _, s := range [][]float64{c.cum, c.dcum, c.segRow, c.r, c.e, c.w} {
+		releaseScratch(s)
 	}
 }
 
@@ -133,7 +144,9 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 	parallelFor(k.b*k.h, func(bh int) {
 		v := k.view(bh)
 		c := newSSDChunk[T](k.chunk, k.p)
-		H := make([]T, k.p*k.n)
+		defer c.release()
+		H := scratch[T](k.p * k.n)
+		defer releaseScratch(H)
 		if a.H0 != nil {
 			copy(H, a.H0[bh*k.p*k.n:])
 		}
@@ -192,9 +205,11 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 	parallelFor(k.b*k.h, func(bh int) {
 		v := k.view(bh)
 		c := newSSDChunk[T](k.chunk, k.p)
+		defer c.release()
 		pn := k.p * k.n
 		// Forward again, keeping the state entering every chunk.
-		states := make([]T, (nChunks+1)*pn)
+		states := scratch[T]((nChunks + 1) * pn)
+		defer releaseScratch(states)
 		if a.H0 != nil {
 			copy(states, a.H0[bh*pn:(bh+1)*pn])
 		}

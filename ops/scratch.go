@@ -1,0 +1,52 @@
+package ops
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+)
+
+// The kernels' temporary buffers (attention's probability blocks, SSD's
+// chunk workspaces, CDMoE's hidden activations) come from size-classed
+// pools instead of make, so that a training step reuses the memory of the
+// step before: at d_model 256 they were hundreds of MB per step of fresh
+// pages, each one faulted in and zeroed by the kernel, and garbage for the
+// collector. A buffer is handed back with releaseScratch when its kernel
+// call is done and must not be used after that.
+
+// scratchPools[0] holds []float32, [1] []float64; index c is the size
+// class, capacity 2^c.
+var scratchPools [2][48]sync.Pool
+
+func scratchKind[T floats]() int {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return 0
+	}
+	return 1
+}
+
+// scratch returns a zeroed []T of length n, from the pool when one of its
+// size class is there.
+func scratch[T floats](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	c := bits.Len(uint(n - 1))
+	if p, ok := scratchPools[scratchKind[T]()][c].Get().(*[]T); ok {
+		s := (*p)[:n]
+		clear(s)
+		return s
+	}
+	return make([]T, n, 1<<c)
+}
+
+// releaseScratch hands s (from scratch) back to its pool.
+func releaseScratch[T floats](s []T) {
+	c := cap(s)
+	if c == 0 || c&(c-1) != 0 {
+		return // not from scratch
+	}
+	s = s[:c]
+	scratchPools[scratchKind[T]()][bits.Len(uint(c-1))].Put(&s)
+}
