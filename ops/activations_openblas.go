@@ -90,6 +90,42 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 	}                                                                                                 \
 	ATTR void wm_exp_shift##SUFFIX(float *y, ptrdiff_t n, float m) {                                 \
 		for (ptrdiff_t i = 0; i < n; i++) y[i] = wm_exp(y[i] - m);                                    \
+	}                                                                                                 \
+	ATTR void wm_softmax_rows##SUFFIX(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {      \
+		for (ptrdiff_t r = 0; r < rows; r++) {                                                        \
+			float *row = p + r * n;                                                                   \
+			ptrdiff_t vis = last0 + r + 1;                                                            \
+			float mx[8];                                                                              \
+			for (int l = 0; l < 8; l++) mx[l] = row[0];                                               \
+			ptrdiff_t j = 0;                                                                          \
+			for (; j + 8 <= vis; j += 8)                                                              \
+				for (int l = 0; l < 8; l++) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];          \
+			float m = mx[0];                                                                          \
+			for (int l = 1; l < 8; l++) m = mx[l] > m ? mx[l] : m;                                    \
+			for (; j < vis; j++) m = row[j] > m ? row[j] : m;                                         \
+			for (j = 0; j < vis; j++) row[j] = wm_exp(row[j] - m);                                    \
+			double s[4] = {0, 0, 0, 0};                                                               \
+			for (j = 0; j + 4 <= vis; j += 4)                                                         \
+				for (int l = 0; l < 4; l++) s[l] += (double)row[j + l];                               \
+			for (; j < vis; j++) s[0] += (double)row[j];                                              \
+			float inv = (float)(1.0 / ((s[0] + s[1]) + (s[2] + s[3])));                               \
+			for (j = 0; j < vis; j++) row[j] *= inv;                                                  \
+			for (j = vis; j < n; j++) row[j] = 0;                                                     \
+		}                                                                                             \
+	}                                                                                                 \
+	ATTR void wm_softmax_grad_rows##SUFFIX(float *d, const float *p, const float *g, ptrdiff_t rows, \
+	                                       ptrdiff_t n) {                                             \
+		for (ptrdiff_t r = 0; r < rows; r++) {                                                        \
+			const float *pr = p + r * n, *gr = g + r * n;                                             \
+			float *dr = d + r * n;                                                                    \
+			double s[4] = {0, 0, 0, 0};                                                               \
+			ptrdiff_t j = 0;                                                                          \
+			for (; j + 4 <= n; j += 4)                                                                \
+				for (int l = 0; l < 4; l++) s[l] += (double)gr[j + l] * (double)pr[j + l];            \
+			for (; j < n; j++) s[0] += (double)gr[j] * (double)pr[j];                                 \
+			float dot = (float)((s[0] + s[1]) + (s[2] + s[3]));                                       \
+			for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);                                    \
+		}                                                                                             \
 	}
 
 WM_KERNELS(_sse, )
@@ -106,6 +142,8 @@ static int wm_has_avx2(void) { return 0; }
 #define wm_gated_silu_avx2 wm_gated_silu_sse
 #define wm_gated_silu_grad_avx2 wm_gated_silu_grad_sse
 #define wm_exp_shift_avx2 wm_exp_shift_sse
+#define wm_softmax_rows_avx2 wm_softmax_rows_sse
+#define wm_softmax_grad_rows_avx2 wm_softmax_grad_rows_sse
 #endif
 
 // The entry points Go calls, through the variant chosen once (tests may
@@ -133,6 +171,12 @@ static void wm_gated_silu_grad(float *dx, float *dz, const float *g, const float
 }
 static void wm_exp_shift(float *y, ptrdiff_t n, float m) {
 	if (wm_use_avx2()) wm_exp_shift_avx2(y, n, m); else wm_exp_shift_sse(y, n, m);
+}
+static void wm_softmax_rows(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
+	if (wm_use_avx2()) wm_softmax_rows_avx2(p, rows, n, last0); else wm_softmax_rows_sse(p, rows, n, last0);
+}
+static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
+	if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n); else wm_softmax_grad_rows_sse(d, p, g, rows, n);
 }
 */
 import "C"
@@ -190,6 +234,20 @@ func gatedSiLUGrad32(dx, dz, g, x, z []float32) {
 	dx, dz, x, z = dx[:len(g)], dz[:len(g)], x[:len(g)], z[:len(g)]
 	if len(g) > 0 {
 		C.wm_gated_silu_grad(f32p(dx), f32p(dz), f32p(g), f32p(x), f32p(z), C.ptrdiff_t(len(g)))
+	}
+}
+
+func softmaxRows32(p []float32, rows, n, last0 int) {
+	if rows > 0 {
+		_ = p[rows*n-1]
+		C.wm_softmax_rows(f32p(p), C.ptrdiff_t(rows), C.ptrdiff_t(n), C.ptrdiff_t(last0))
+	}
+}
+
+func softmaxGradRows32(d, p, g []float32, rows, n int) {
+	if rows > 0 {
+		_, _, _ = d[rows*n-1], p[rows*n-1], g[rows*n-1]
+		C.wm_softmax_grad_rows(f32p(d), f32p(p), f32p(g), C.ptrdiff_t(rows), C.ptrdiff_t(n))
 	}
 }
 

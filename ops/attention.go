@@ -177,19 +177,22 @@ func attnProbs[T floats](k attnKernel, in [][]T, bi, hh, i0, i1 int, P, M []T) {
 	scale := 1 / math.Sqrt(float64(k.d))
 	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
 	gemm(false, true, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, kmax)
-	for i := i0; i < i1; i++ {
-		row := P[(i-i0)*kmax : (i-i0+1)*kmax]
-		last := k.tk - k.tq + i // keys 0..last are visible
-		// 2. the doge bias, then a stable softmax over the visible keys
-		if k.mask == MaskDoge {
-			for j := 0; j <= last; j++ {
+	// 2. the doge bias, then a stable softmax over the visible keys: query
+	// i sees keys 0..tk-tq+i
+	if k.mask == MaskDoge {
+		for i := i0; i < i1; i++ {
+			row := P[(i-i0)*kmax : (i-i0+1)*kmax]
+			for j := 0; j <= k.tk-k.tq+i; j++ {
 				row[j] += in[3][(bi*k.tk+j)*k.h+hh]
 			}
 		}
-		causalSoftmax(row, last)
-		// 3. the paper's dynamic mask M = A ∘ l (eq. 4)
-		if k.mask == MaskPaper {
-			l := in[3][hh*k.maxPos:]
+	}
+	softmaxRows(P[:(i1-i0)*kmax], i1-i0, kmax, k.tk-k.tq+i0)
+	// 3. the paper's dynamic mask M = A ∘ l (eq. 4)
+	if k.mask == MaskPaper {
+		l := in[3][hh*k.maxPos:]
+		for i := i0; i < i1; i++ {
+			row := P[(i-i0)*kmax : (i-i0+1)*kmax]
 			for j := 0; j < kmax; j++ {
 				M[(i-i0)*kmax+j] = row[j] * l[j]
 			}
@@ -252,27 +255,23 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				// dM = dy v^T; dv += M^T dy
 				gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
 				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
-				for i := 0; i < rows; i++ {
-					row, dm := P[i*kmax:(i+1)*kmax], dM[i*kmax:(i+1)*kmax]
-					if k.mask == MaskPaper {
-						// M = P ∘ l: dl += dM ∘ P, dP = dM ∘ l
-						l := in[3][hh*k.maxPos:]
+				if k.mask == MaskPaper {
+					// M = P ∘ l: dl += dM ∘ P, dP = dM ∘ l
+					l := in[3][hh*k.maxPos:]
+					for i := 0; i < rows; i++ {
+						row, dm := P[i*kmax:(i+1)*kmax], dM[i*kmax:(i+1)*kmax]
 						for j := range dm {
 							dlParts[bi][hh*k.tk+j] += float64(dm[j]) * float64(row[j])
 							dm[j] *= l[j]
 						}
 					}
-					// softmax: dS = P ∘ (dP - Σ_j dP P)
-					var dot float64
-					for j := range dm {
-						dot += float64(dm[j]) * float64(row[j])
-					}
-					for j := range dm {
-						dm[j] = T(float64(row[j]) * (float64(dm[j]) - dot))
-					}
-					if k.mask == MaskDoge {
-						for j := range dm {
-							d[3][(bi*k.tk+j)*k.h+hh] += dm[j]
+				}
+				// softmax: dS = P ∘ (dP - Σ_j dP P)
+				softmaxGradRows(dM[:rows*kmax], P, dM, rows, kmax)
+				if k.mask == MaskDoge {
+					for i := 0; i < rows; i++ {
+						for j, v := range dM[i*kmax : (i+1)*kmax] {
+							d[3][(bi*k.tk+j)*k.h+hh] += v
 						}
 					}
 				}

@@ -53,10 +53,9 @@ func (k causalSoftmaxKernel) backward(in []any, out, dOut any, dIn []any) error 
 func causalSoftmaxRows[T floats](k causalSoftmaxKernel, y, x []T) {
 	n, tq, tk := k.rows()
 	copy(y, x)
-	parallelRanges(n, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			causalSoftmax(y[r*tk:(r+1)*tk], tk-tq+r%tq)
-		}
+	// One call per [tq, tk] block, whose row r sees keys 0..tk-tq+r.
+	parallelFor(n/tq, func(b int) {
+		softmaxRows(y[b*tq*tk:(b+1)*tq*tk], tq, tk, tk-tq)
 	})
 }
 
@@ -64,17 +63,45 @@ func causalSoftmaxRows[T floats](k causalSoftmaxKernel, y, x []T) {
 func softmaxBackwardRows[T floats](k causalSoftmaxKernel, dx, P, g []T) {
 	n, _, tk := k.rows()
 	parallelRanges(n, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			p, gr, d := P[r*tk:(r+1)*tk], g[r*tk:(r+1)*tk], dx[r*tk:(r+1)*tk]
-			var dot float64
-			for j := range p {
-				dot += float64(gr[j]) * float64(p[j])
-			}
-			for j := range p {
-				d[j] = T(float64(p[j]) * (float64(gr[j]) - dot))
-			}
-		}
+		softmaxGradRows(dx[lo*tk:hi*tk], P[lo*tk:], g[lo*tk:], hi-lo, tk)
 	})
+}
+
+// softmaxRows applies causalSoftmax to rows consecutive rows of length n
+// of p, row r seeing keys 0..last0+r: in C under the openblas build for
+// float32 (softmaxRows32), row by row in Go otherwise.
+func softmaxRows[T floats](p []T, rows, n, last0 int) {
+	if p32, ok := any(p).([]float32); ok {
+		softmaxRows32(p32, rows, n, last0)
+		return
+	}
+	softmaxRowsGo(p, rows, n, last0)
+}
+
+func softmaxRowsGo[T floats](p []T, rows, n, last0 int) {
+	for r := 0; r < rows; r++ {
+		causalSoftmax(p[r*n:(r+1)*n], last0+r)
+	}
+}
+
+// softmaxGradRows sets d = P ∘ (g − Σ_j g P) for rows consecutive rows of
+// length n: the gradient through a softmax whose output is P. d may be g.
+func softmaxGradRows[T floats](d, p, g []T, rows, n int) {
+	if d32, ok := any(d).([]float32); ok {
+		softmaxGradRows32(d32, any(p).([]float32), any(g).([]float32), rows, n)
+		return
+	}
+	softmaxGradRowsGo(d, p, g, rows, n)
+}
+
+func softmaxGradRowsGo[T floats](d, p, g []T, rows, n int) {
+	for r := 0; r < rows; r++ {
+		pr, gr, dr := p[r*n:(r+1)*n], g[r*n:(r+1)*n], d[r*n:(r+1)*n]
+		s := dot(gr, pr)
+		for j := range pr {
+			dr[j] = T(float64(pr[j]) * (float64(gr[j]) - s))
+		}
+	}
 }
 
 // causalSoftmax replaces row with the softmax of row[:last+1] and zeros after.
