@@ -62,8 +62,9 @@ func (k ssdKernel) view(bh int) ssdView {
 }
 
 // prepare fills cum, U, W and, when withG, the masked G of the chunk starting
-// at token s0 with L tokens. It returns exp(cum_last), the chunk's decay.
-func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG bool) float64 {
+// at token s0 with L tokens, and when withSeg also seg (only the backward
+// pass reads it). It returns exp(cum_last), the chunk's decay.
+func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool) float64 {
 	k := v.k
 	A := float64(a.A[v.hh])
 	// 1. cumulative decay inside the chunk, in float64 (listing 3's A_cumsum)
@@ -119,14 +120,18 @@ func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 				}
 			}
 			row[i] = 1
-			seg, gm := c.seg[i*L:i*L+L], c.Gm[i*L:i*L+L]
+			gm := c.Gm[i*L : i*L+L]
 			for j, r := range row[:i+1] {
-				e := T(r)
-				seg[j] = e
-				gm[j] *= e
+				gm[j] *= T(r)
 			}
-			clear(seg[i+1:])
 			clear(gm[i+1:])
+			if withSeg {
+				seg := c.seg[i*L : i*L+L]
+				for j, r := range row[:i+1] {
+					seg[j] = T(r)
+				}
+				clear(seg[i+1:])
+			}
 		}
 	}
 	return c.e[L-1]
@@ -152,7 +157,7 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 		}
 		for s0 := 0; s0 < k.t; s0 += k.chunk {
 			L := min(k.chunk, k.t-s0)
-			E := prepare(v, a, c, s0, L, k.out == ssdOutY)
+			E := prepare(v, a, c, s0, L, k.out == ssdOutY, false)
 			if k.out == ssdOutY {
 				ssdChunkOutput(v, a, c, H, s0, L, out)
 			}
@@ -217,7 +222,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			copy(states[(ci+1)*pn:(ci+2)*pn], states[ci*pn:(ci+1)*pn])
-			E := prepare(v, a, c, s0, L, false)
+			E := prepare(v, a, c, s0, L, false, false)
 			advance(v, a, c, states[(ci+1)*pn:(ci+2)*pn], s0, L, E)
 		}
 		dH := make([]T, pn) // dL/d(state leaving the current chunk)
@@ -231,7 +236,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			H := states[ci*pn : (ci+1)*pn]
-			E := prepare(v, a, c, s0, L, k.out == ssdOutY)
+			E := prepare(v, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY)
 			Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
 			for i := range c.dcum[:L] {
 				c.dcum[i] = 0
