@@ -1,9 +1,20 @@
 package ops
 
 import (
+	"sync/atomic"
+
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 )
+
+// gemmFLOPs counts the floating-point operations (2·m·n·k per call) the
+// fused ops have asked gemm for since the process started.
+var gemmFLOPs atomic.Int64
+
+// GemmFLOPs returns the floating-point operations the fused ops have run
+// through gemm since the process started (2·m·n·k per product), so that a
+// benchmark can set a step's time against its matrix-product work.
+func GemmFLOPs() int64 { return gemmFLOPs.Load() }
 
 // gemm computes c = alpha*op(a)*op(b) + beta*c with the BLAS Gorgonia uses
 // (pure Go by default, OpenBLAS under the openblas build tag), so the fused
@@ -14,6 +25,7 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 	if m == 0 || n == 0 {
 		return
 	}
+	gemmFLOPs.Add(2 * int64(m) * int64(n) * int64(k))
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans

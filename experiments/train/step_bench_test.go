@@ -10,12 +10,15 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // BenchmarkTrainStep times one training step (forward, backward, AdamW) of
 // the patterns `wm bench` compares with the PyTorch peer, through the same
 // compiled program the trainer runs; tokens/s and allocations are reported.
-// Sizes are d_model x seq_len x batch. Use it with -cpuprofile/-memprofile.
+// Sizes are d_model x seq_len x batch. It also reports the matrix-product
+// work of a step (ops.GemmFLOPs) and the rate the step achieves on it, to set
+// against BenchmarkGemm's rate for this BLAS. Use it with -cpuprofile.
 func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
 
 // BenchmarkEvalStep is BenchmarkTrainStep without gradients or update.
@@ -64,10 +67,14 @@ func benchStep(b *testing.B, withGrad bool) {
 				step()
 				b.ReportAllocs()
 				b.ResetTimer()
+				f0 := ops.GemmFLOPs()
 				for i := 0; i < b.N; i++ {
 					step()
 				}
+				flops := float64(ops.GemmFLOPs() - f0)
 				b.ReportMetric(float64(z.bs*z.t*b.N)/b.Elapsed().Seconds(), "tok/s")
+				b.ReportMetric(flops/float64(b.N)/1e9, "gemm-GFLOP/step")
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "gemm-GFLOP/s")
 			})
 		}
 	}
