@@ -113,6 +113,47 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 			for (j = vis; j < n; j++) row[j] = 0;                                                     \
 		}                                                                                             \
 	}                                                                                                 \
+	ATTR void wm_ssd_mask##SUFFIX(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) { \
+		for (ptrdiff_t i = 0; i < L; i++) {                                                           \
+			if (i > 0) {                                                                              \
+				double ri = r[i];                                                                     \
+				for (ptrdiff_t j = 0; j < i; j++) row[j] *= ri;                                       \
+			}                                                                                         \
+			row[i] = 1;                                                                               \
+			float *g = gm + i * L;                                                                    \
+			for (ptrdiff_t j = 0; j <= i; j++) g[j] *= (float)row[j];                                 \
+			for (ptrdiff_t j = i + 1; j < L; j++) g[j] = 0;                                           \
+			if (seg != NULL) {                                                                        \
+				float *s = seg + i * L;                                                               \
+				for (ptrdiff_t j = 0; j <= i; j++) s[j] = (float)row[j];                              \
+				for (ptrdiff_t j = i + 1; j < L; j++) s[j] = 0;                                       \
+			}                                                                                         \
+		}                                                                                             \
+	}                                                                                                 \
+	ATTR void wm_ssd_mask_grad##SUFFIX(const float *gm, const float *seg, float *dG, double *dcum,  \
+	                                   ptrdiff_t L) {                                                 \
+		for (ptrdiff_t i = 0; i < L; i++) {                                                           \
+			const float *g = gm + i * L, *s = seg + i * L;                                            \
+			float *d = dG + i * L;                                                                    \
+			double ri[4] = {0, 0, 0, 0};                                                              \
+			ptrdiff_t j = 0;                                                                          \
+			for (; j + 4 <= i + 1; j += 4)                                                            \
+				for (int l = 0; l < 4; l++) {                                                         \
+					double rr = (double)g[j + l] * (double)d[j + l];                                  \
+					ri[l] += rr;                                                                      \
+					dcum[j + l] -= rr;                                                                \
+					d[j + l] *= s[j + l];                                                             \
+				}                                                                                     \
+			for (; j <= i; j++) {                                                                     \
+				double rr = (double)g[j] * (double)d[j];                                              \
+				ri[0] += rr;                                                                          \
+				dcum[j] -= rr;                                                                        \
+				d[j] *= s[j];                                                                         \
+			}                                                                                         \
+			dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);                                             \
+			for (j = i + 1; j < L; j++) d[j] = 0;                                                     \
+		}                                                                                             \
+	}                                                                                                 \
 	ATTR void wm_softmax_grad_rows##SUFFIX(float *d, const float *p, const float *g, ptrdiff_t rows, \
 	                                       ptrdiff_t n) {                                             \
 		for (ptrdiff_t r = 0; r < rows; r++) {                                                        \
@@ -144,6 +185,8 @@ static int wm_has_avx2(void) { return 0; }
 #define wm_exp_shift_avx2 wm_exp_shift_sse
 #define wm_softmax_rows_avx2 wm_softmax_rows_sse
 #define wm_softmax_grad_rows_avx2 wm_softmax_grad_rows_sse
+#define wm_ssd_mask_avx2 wm_ssd_mask_sse
+#define wm_ssd_mask_grad_avx2 wm_ssd_mask_grad_sse
 #endif
 
 // The entry points Go calls, through the variant chosen once (tests may
@@ -174,6 +217,12 @@ static void wm_exp_shift(float *y, ptrdiff_t n, float m) {
 }
 static void wm_softmax_rows(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	if (wm_use_avx2()) wm_softmax_rows_avx2(p, rows, n, last0); else wm_softmax_rows_sse(p, rows, n, last0);
+}
+static void wm_ssd_mask(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) {
+	if (wm_use_avx2()) wm_ssd_mask_avx2(gm, seg, row, r, L); else wm_ssd_mask_sse(gm, seg, row, r, L);
+}
+static void wm_ssd_mask_grad(const float *gm, const float *seg, float *dG, double *dcum, ptrdiff_t L) {
+	if (wm_use_avx2()) wm_ssd_mask_grad_avx2(gm, seg, dG, dcum, L); else wm_ssd_mask_grad_sse(gm, seg, dG, dcum, L);
 }
 static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
 	if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n); else wm_softmax_grad_rows_sse(d, p, g, rows, n);
@@ -248,6 +297,30 @@ func softmaxGradRows32(d, p, g []float32, rows, n int) {
 	if rows > 0 {
 		_, _, _ = d[rows*n-1], p[rows*n-1], g[rows*n-1]
 		C.wm_softmax_grad_rows(f32p(d), f32p(p), f32p(g), C.ptrdiff_t(rows), C.ptrdiff_t(n))
+	}
+}
+
+func f64p(s []float64) *C.double {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&s[0]))
+}
+
+func ssdMask32(gm, seg []float32, row, r []float64, L int) {
+	if L > 0 {
+		_, _, _ = gm[L*L-1], row[L-1], r[L-1]
+		if seg != nil {
+			_ = seg[L*L-1]
+		}
+		C.wm_ssd_mask(f32p(gm), f32p(seg), f64p(row), f64p(r), C.ptrdiff_t(L))
+	}
+}
+
+func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, L int) {
+	if L > 0 {
+		_, _, _, _ = gm[L*L-1], seg[L*L-1], dG[L*L-1], dcum[L-1]
+		C.wm_ssd_mask_grad(f32p(gm), f32p(seg), f32p(dG), f64p(dcum), C.ptrdiff_t(L))
 	}
 }
 

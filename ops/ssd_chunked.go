@@ -111,30 +111,51 @@ func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 		// so no exp per element (they were most of the exponentials of a
 		// d_model-64 step).
 		gemm(false, true, L, L, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, a.B[v.bo+s0*v.ldbc:], v.ldbc, 0, c.Gm, L)
-		row := c.segRow[:L]
-		for i := 0; i < L; i++ {
-			if i > 0 {
-				r := c.r[i]
-				for j := 0; j < i; j++ {
-					row[j] *= r
-				}
-			}
-			row[i] = 1
-			gm := c.Gm[i*L : i*L+L]
-			for j, r := range row[:i+1] {
-				gm[j] *= T(r)
-			}
-			clear(gm[i+1:])
-			if withSeg {
-				seg := c.seg[i*L : i*L+L]
-				for j, r := range row[:i+1] {
-					seg[j] = T(r)
-				}
-				clear(seg[i+1:])
-			}
+		var seg []T
+		if withSeg {
+			seg = c.seg
 		}
+		ssdMask(c.Gm, seg, c.segRow, c.r, L)
 	}
 	return c.e[L-1]
+}
+
+// ssdMask multiplies gm [L,L] by exp(segsum), whose row i is row i−1 times
+// r_i with a 1 on the diagonal (row is float64 scratch of L), zeroes gm above
+// the diagonal, and writes exp(segsum) into seg when seg is not nil. Float32
+// goes to C under the openblas build (ssdMask32).
+func ssdMask[T floats](gm, seg []T, row, r []float64, L int) {
+	if g32, ok := any(gm).([]float32); ok {
+		s32, _ := any(seg).([]float32)
+		ssdMask32(g32, s32, row, r, L)
+		return
+	}
+	ssdMaskGo(gm, seg, row, r, L)
+}
+
+func ssdMaskGo[T floats](gm, seg []T, row, r []float64, L int) {
+	row = row[:L]
+	for i := 0; i < L; i++ {
+		if i > 0 {
+			ri := r[i]
+			for j := 0; j < i; j++ {
+				row[j] *= ri
+			}
+		}
+		row[i] = 1
+		g := gm[i*L : i*L+L]
+		for j, e := range row[:i+1] {
+			g[j] *= T(e)
+		}
+		clear(g[i+1:])
+		if seg != nil {
+			s := seg[i*L : i*L+L]
+			for j, e := range row[:i+1] {
+				s[j] = T(e)
+			}
+			clear(s[i+1:])
+		}
+	}
 }
 
 // advance moves the state across the chunk: H = E*H + W^T B.
@@ -321,20 +342,7 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 	// Diagonal block. Q = dY U^T; dG = seg∘Q; dU += M^T dY; R = G∘dG feeds dcum.
 	gemm(false, true, L, L, k.p, 1, c.dY, k.p, c.U, k.p, 0, c.dG, L)
 	gemm(true, false, L, k.p, L, 1, c.Gm, L, c.dY, k.p, 1, c.dU, k.p)
-	for i := 0; i < L; i++ {
-		gm, seg, dG := c.Gm[i*L:i*L+i+1], c.seg[i*L:i*L+i+1], c.dG[i*L:i*L+L]
-		dcum := c.dcum[:i+1]
-		var ri float64 // row i's share of dcum[i], summed apart from the column updates
-		for j, g := range gm {
-			q := dG[j]
-			r := float64(g) * float64(q) // G*seg*Q
-			ri += r
-			dcum[j] -= r
-			dG[j] = q * seg[j]
-		}
-		c.dcum[i] += ri
-		clear(dG[i+1:])
-	}
+	ssdMaskGrad(c.Gm, c.seg, c.dG, c.dcum, L)
 	gemm(false, false, L, k.n, L, 1, c.dG, L, Bc, v.ldbc, 1, dCc, v.ldbc)
 	gemm(true, false, L, k.n, L, 1, c.dG, L, Cc, v.ldbc, 1, dBc, v.ldbc)
 	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
@@ -350,4 +358,33 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 	}
 	gemm(true, false, k.p, k.n, L, 1, c.dY, k.p, Cc, v.ldbc, 1, dHin, k.n)
 	gemm(false, false, L, k.n, k.p, 1, c.dY, k.p, H, k.n, 1, dCc, v.ldbc)
+}
+
+// ssdMaskGrad takes dG = Q = dY Uᵀ [L,L] of the diagonal block and turns it
+// into seg∘Q (zero above the diagonal), adding R = M∘Q (M = G∘seg, in gm)
+// to dcum: dcum_i += Σ_j R_ij and dcum_j −= Σ_i R_ij. Float32 goes to C
+// under the openblas build (ssdMaskGrad32).
+func ssdMaskGrad[T floats](gm, seg, dG []T, dcum []float64, L int) {
+	if g32, ok := any(gm).([]float32); ok {
+		ssdMaskGrad32(g32, any(seg).([]float32), any(dG).([]float32), dcum, L)
+		return
+	}
+	ssdMaskGradGo(gm, seg, dG, dcum, L)
+}
+
+func ssdMaskGradGo[T floats](gm, seg, dG []T, dcum []float64, L int) {
+	for i := 0; i < L; i++ {
+		g, s, d := gm[i*L:i*L+i+1], seg[i*L:i*L+i+1], dG[i*L:i*L+L]
+		dc := dcum[:i+1]
+		var ri float64 // row i's share of dcum[i], summed apart from the column updates
+		for j, gv := range g {
+			q := d[j]
+			r := float64(gv) * float64(q) // G*seg*Q
+			ri += r
+			dc[j] -= r
+			d[j] = q * s[j]
+		}
+		dcum[i] += ri
+		clear(d[i+1:])
+	}
 }
