@@ -1,6 +1,9 @@
 package ops
 
-import "gorgonia.org/tensor"
+import (
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
 
 // reusedBuffer is the output buffer of one op node, kept from one run of a
 // compiled graph to the next. A training step then writes into the memory of
@@ -60,4 +63,20 @@ func overwritesOutput(k kernel) bool {
 func overwritesGradients(k kernel) bool {
 	w, ok := k.(gradientWriter)
 	return ok && w.writesWholeGradients()
+}
+
+// ReleaseBuffers drops the output buffers the fused ops of g keep between
+// runs (see reusedBuffer), so that a graph run only now and then (the
+// trainer's validation pass) does not hold its activations between runs.
+// The next run allocates them again. Values read from g's nodes before the
+// call stay valid; g must not be running.
+func ReleaseBuffers(g *G.ExprGraph) {
+	for _, n := range g.AllNodes() {
+		switch op := n.Op().(type) {
+		case fusedOp:
+			op.out.buf = nil
+		case fusedDiffOp:
+			op.packed.buf = nil
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // The fused ops keep their output buffers from one run to the next. A
@@ -62,6 +63,10 @@ func TestReusedBuffersMatchFreshProgram(t *testing.T) {
 				t.Fatalf("%+v", err)
 			}
 			wantB, wantGrads := result(fresh, 2)
+			ops.ReleaseBuffers(fresh.graph)
+			if again, _ := result(fresh, 2); again != wantB {
+				t.Errorf("after ReleaseBuffers the loss is %v, before %v", again, wantB)
+			}
 			if lossA == lossB {
 				t.Fatalf("two batches gave the same loss %v: the test would not see stale buffers", lossA)
 			}

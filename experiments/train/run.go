@@ -17,6 +17,7 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // Files of a run folder.
@@ -471,5 +472,8 @@ func evaluate(p *program, valid data.Dataset, tc Config) (float64, error) {
 		}
 		sum += ce
 	}
+	// The validation program runs every eval_every steps; its activations
+	// need not stay allocated beside the training program's in between.
+	ops.ReleaseBuffers(p.graph)
 	return sum / float64(tc.EvalBatches), nil
 }

@@ -15,6 +15,7 @@ import (
 // program is a compiled graph over a fixed batch shape whose token inputs
 // are refilled in place before each run.
 type program struct {
+	graph        *G.ExprGraph
 	vm           G.VM
 	ids, targets *tensor.Dense
 	loss, ce     *G.Node
@@ -44,7 +45,7 @@ func compile(m *graph.Model, batch, seqLen int, withGrad bool) (*program, error)
 		}
 		p.grads = grads
 	}
-	p.vm = G.NewTapeMachine(b.G)
+	p.graph, p.vm = b.G, G.NewTapeMachine(b.G)
 	return p, nil
 }
 
