@@ -2,6 +2,7 @@ package ops
 
 import (
 	"sync/atomic"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
@@ -77,4 +78,34 @@ func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, ld
 		}
 		gemm(transA, transB, m, hi-lo, k, alpha, a, lda, b[bo:], ldb, beta, c[lo:], ldc)
 	})
+}
+
+// GemmRate measures the float32 matrix-product rate of this build's BLAS,
+// in FLOP/s, the way the fused ops use it: products of a d_model-256 linear
+// layer over 4096 tokens ([4096×256]·[256×1024], its transposes for the two
+// gradients), split across GOMAXPROCS. It runs for at least minTime after one
+// untimed product. `wm bench` sets a step's matrix-product work (GemmFLOPs)
+// against it: the fastest a step could be if everything else took no time.
+func GemmRate(minTime time.Duration) float64 {
+	const rows, din, dout = 4096, 256, 1024
+	x, w, y := make([]float32, rows*din), make([]float32, din*dout), make([]float32, rows*dout)
+	for i := range x {
+		x[i] = float32(i%13) / 13
+	}
+	for i := range w {
+		w[i] = float32(i%7) / 7
+	}
+	products := []func(){
+		func() { parallelGemm(false, false, rows, dout, din, 1, x, din, w, dout, 0, y, dout) },
+		func() { parallelGemm(false, true, rows, din, dout, 1, y, dout, w, dout, 0, x, din) },
+		func() { parallelGemm(true, false, din, dout, rows, 1, x, din, y, dout, 0, w, dout) },
+	}
+	products[0]()
+	var n int
+	t0 := time.Now()
+	for time.Since(t0) < minTime || n < len(products) {
+		products[n%len(products)]()
+		n++
+	}
+	return 2 * rows * din * dout * float64(n) / time.Since(t0).Seconds()
 }

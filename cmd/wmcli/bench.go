@@ -56,6 +56,11 @@ type benchResult struct {
 	RSSMB  float64 `json:"rss_mb"`
 	Params int64   `json:"params"`
 	Torch  string  `json:"torch,omitempty"`
+	// wm only: matrix-product work per step (GFLOP), and the BLAS's
+	// measured rate (GFLOP/s) for `bench-one --gemm-rate`.
+	TrainGFLOP float64 `json:"train_gflop,omitempty"`
+	EvalGFLOP  float64 `json:"eval_gflop,omitempty"`
+	GemmRate   float64 `json:"gemm_gflops,omitempty"`
 }
 
 // benchConfig is the model of a measurement: the pattern at d_model with 4
@@ -73,8 +78,14 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	pattern := fs.String("pattern", "", "")
 	d, t, b := fs.Int("d-model", 64, ""), fs.Int("seq-len", 256, ""), fs.Int("batch", 8, "")
 	experts, reps := fs.Int("experts", 1024, ""), fs.Int("reps", 3, "")
+	gemmRate := fs.Bool("gemm-rate", false, "")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *gemmRate {
+		j, _ := json.Marshal(benchResult{GemmRate: ops.GemmRate(2*time.Second) / 1e9})
+		fmt.Fprintln(stdout, string(j))
+		return 0
 	}
 	cfg := benchConfig(*pattern, *d, *t, *experts)
 	tp, err := train.MeasureThroughput(cfg, *b, *t, *reps, 1)
@@ -83,7 +94,8 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	total, _, _ := graph.CountConfig(cfg)
-	j, _ := json.Marshal(benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: peakRSSMB(), Params: total})
+	j, _ := json.Marshal(benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: peakRSSMB(), Params: total,
+		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9})
 	fmt.Fprintln(stdout, string(j))
 	return 0
 }
@@ -160,6 +172,16 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	fmt.Fprint(stdout, b.String())
+	// The BLAS's rate at each thread count, for the matrix-product ceiling.
+	rates := map[int]float64{}
+	for _, p := range ps {
+		r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, "GOMAXPROCS="+fmt.Sprint(p))
+		if err != nil {
+			return fail(1, errors.Wrap(err, "BLAS rate"))
+		}
+		rates[p] = r.GemmRate
+	}
+	var rows []benchRow
 	for _, pat := range pats {
 		sz := base
 		if !strings.ContainsAny(pat, "AIEKBRH") {
@@ -188,15 +210,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 					wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
 				b.WriteString(row)
 				fmt.Fprint(stdout, row)
+				rows = append(rows, benchRow{Pattern: pat, Size: z, Threads: p, PeerLayout: peerCfg, WM: wm, Peer: pr, GemmRate: rates[p]})
 			}
 		}
 	}
+	analysis := benchAnalysis(rows)
+	fmt.Fprint(stdout, "\n"+analysis)
 	if *out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), *reps)
-		if err := atomicfile.WriteBytes(*out, []byte(head+b.String())); err != nil {
+		if err := atomicfile.WriteBytes(*out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", *out)

@@ -39,6 +39,10 @@ func TestBench(t *testing.T) {
 			t.Errorf("bench.md lacks a row %s:\n%s", row, md)
 		}
 	}
+	// The computed part: the BLAS rate and each row's matrix-product work.
+	if !regexp.MustCompile(`\| \(SM\)1 d32 t32 b1 ×2 \| [1-9]\d* \| \d+\.\d\d \|`).Match(md) || !strings.Contains(string(md), "## Targets (issue 11)") {
+		t.Errorf("bench.md lacks the ceiling table or the targets:\n%s", md)
+	}
 	if regexp.MustCompile(`\(SE\)1 IE \| 32 \| 64`).Match(md) {
 		t.Error("the SSD-only sizes were measured for a pattern with CDMoE and IFA")
 	}

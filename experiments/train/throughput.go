@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // Throughput is what MeasureThroughput found, in tokens per second.
@@ -16,6 +17,10 @@ type Throughput struct {
 	Train float64 `json:"train_tokens_per_s"`
 	// Eval is the forward pass and the loss only.
 	Eval float64 `json:"eval_tokens_per_s"`
+	// TrainGemmFLOPs and EvalGemmFLOPs are the matrix-product work of one
+	// step (ops.GemmFLOPs).
+	TrainGemmFLOPs float64 `json:"train_gemm_flops"`
+	EvalGemmFLOPs  float64 `json:"eval_gemm_flops"`
 }
 
 // MeasureThroughput times reps training steps and reps evaluation passes
@@ -50,7 +55,11 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 		opt := NewAdamW(m.Params(), 0.01)
 		grads := make([]any, len(p.grads))
 		var elapsed time.Duration
+		var flops int64
 		for i := 0; i <= reps; i++ {
+			if i == 1 {
+				flops = ops.GemmFLOPs()
+			}
 			t0 := time.Now()
 			if _, _, err := p.run(ids, targets); err != nil {
 				return Throughput{}, errors.Wrap(err, "throughput")
@@ -67,10 +76,11 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 			}
 		}
 		tps := float64(batch*seqLen*reps) / elapsed.Seconds()
+		perStep := float64(ops.GemmFLOPs()-flops) / float64(reps)
 		if withGrad {
-			out.Train = tps
+			out.Train, out.TrainGemmFLOPs = tps, perStep
 		} else {
-			out.Eval = tps
+			out.Eval, out.EvalGemmFLOPs = tps, perStep
 		}
 	}
 	return out, nil

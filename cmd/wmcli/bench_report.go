@@ -1,0 +1,190 @@
+package wmcli
+
+import (
+	"fmt"
+	"strings"
+)
+
+// benchRow is one measurement of `wm bench`: wm and the peer on one
+// pattern, size and thread count, and the BLAS's rate at that thread count.
+type benchRow struct {
+	Pattern    string
+	Size       benchSize
+	Threads    int
+	PeerLayout string
+	WM, Peer   benchResult
+	GemmRate   float64 // GFLOP/s
+}
+
+func (r benchRow) label() string {
+	return fmt.Sprintf("%s d%d t%d b%d ×%d", r.Pattern, r.Size.D, r.Size.T, r.Size.B, r.Threads)
+}
+
+// ceiling is the tokens/s of a step made of its matrix products alone at
+// the BLAS's measured rate (0 when either is unknown).
+func (r benchRow) ceiling(gflop float64) float64 {
+	if gflop <= 0 || r.GemmRate <= 0 {
+		return 0
+	}
+	return float64(r.Size.T*r.Size.B) * r.GemmRate / gflop
+}
+
+// Issue 11's targets.
+const (
+	speedTarget    = 2.0 // wm tokens/s ÷ peer's, training and evaluation
+	longSeqTarget  = 0.8 // SSD stacks: tokens/s at the longest ÷ at the shortest context
+	benchLongSeq   = 4096
+	benchShortSeqs = 512
+)
+
+// benchAnalysis is the part of `wm bench`'s report computed from its rows:
+// the matrix-product ceiling of each row, then each target of issue 11 with
+// the rows that meet it and those that do not.
+func benchAnalysis(rows []benchRow) string {
+	var b strings.Builder
+	b.WriteString("## Matrix-product ceiling\n\n")
+	b.WriteString("A step's matrix products (counted by ops.GemmFLOPs) at the rate this machine's BLAS reaches on a linear layer's products (ops.GemmRate, at the row's thread count) take a fixed time; if everything else in the step took none, wm would run at the ceiling. Where the ceiling is below twice the peer, a 2× lead is out of reach on this machine whatever the rest of the step costs.\n\n")
+	b.WriteString("| row | BLAS GFLOP/s | GFLOP per train step | train ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer | GFLOP per eval step | eval ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, r := range rows {
+		ct, ce := r.ceiling(r.WM.TrainGFLOP), r.ceiling(r.WM.EvalGFLOP)
+		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %s | %s | %s | %.2f | %s | %s | %s |\n", r.label(), r.GemmRate,
+			r.WM.TrainGFLOP, num(ct), ratio(r.WM.Train, ct), ratio(ct, r.Peer.Train),
+			r.WM.EvalGFLOP, num(ce), ratio(r.WM.Eval, ce), ratio(ce, r.Peer.Eval))
+	}
+	b.WriteString("\n## Targets (issue 11), computed from the rows above\n\n")
+	speedTargets(&b, rows, "Training", func(r benchRow) (float64, float64, float64) {
+		return r.WM.Train, r.Peer.Train, r.ceiling(r.WM.TrainGFLOP)
+	})
+	speedTargets(&b, rows, "Evaluation", func(r benchRow) (float64, float64, float64) {
+		return r.WM.Eval, r.Peer.Eval, r.ceiling(r.WM.EvalGFLOP)
+	})
+	memoryTarget(&b, rows)
+	longSeqTargets(&b, rows)
+	scaling(&b, rows)
+	return b.String()
+}
+
+// speedTargets lists the rows with a peer where wm is at least speedTarget
+// times as fast, and those where it is not, with the ceiling's ratio.
+func speedTargets(b *strings.Builder, rows []benchRow, what string, get func(benchRow) (wm, peer, ceiling float64)) {
+	var met, missed []string
+	for _, r := range rows {
+		wm, peer, ceil := get(r)
+		if peer <= 0 {
+			continue
+		}
+		if wm/peer >= speedTarget {
+			met = append(met, fmt.Sprintf("%s %.2f×", r.label(), wm/peer))
+			continue
+		}
+		why := ""
+		if ceil > 0 && ceil/peer < speedTarget {
+			why = fmt.Sprintf(", out of reach: ceiling %.2f×", ceil/peer)
+		} else if ceil > 0 {
+			why = fmt.Sprintf(", ceiling %.2f×", ceil/peer)
+		}
+		missed = append(missed, fmt.Sprintf("%s %.2f×%s", r.label(), wm/peer, why))
+	}
+	fmt.Fprintf(b, "- **%s ≥ %.0f× the peer:** met in %d of %d rows.", what, speedTarget, len(met), len(met)+len(missed))
+	if len(met) > 0 {
+		fmt.Fprintf(b, " Met: %s.", strings.Join(met, "; "))
+	}
+	if len(missed) > 0 {
+		fmt.Fprintf(b, " Not met: %s.", strings.Join(missed, "; "))
+	}
+	b.WriteString("\n")
+}
+
+func memoryTarget(b *strings.Builder, rows []benchRow) {
+	var n int
+	var over []string
+	for _, r := range rows {
+		if r.Peer.RSSMB <= 0 || r.WM.RSSMB <= 0 {
+			continue
+		}
+		n++
+		if r.WM.RSSMB > r.Peer.RSSMB {
+			over = append(over, fmt.Sprintf("%s %.2f×", r.label(), r.WM.RSSMB/r.Peer.RSSMB))
+		}
+	}
+	fmt.Fprintf(b, "- **Peak RSS ≤ the peer's:** met in %d of %d rows.", n-len(over), n)
+	if len(over) > 0 {
+		fmt.Fprintf(b, " Not met: %s.", strings.Join(over, "; "))
+	}
+	b.WriteString("\n")
+}
+
+// longSeqTargets compares, per pattern, d_model and thread count, training
+// tokens/s at benchLongSeq with that at benchShortSeqs.
+func longSeqTargets(b *strings.Builder, rows []benchRow) {
+	type key struct {
+		pattern    string
+		d, threads int
+	}
+	short, long := map[key]float64{}, map[key]float64{}
+	var keys []key
+	for _, r := range rows {
+		k := key{r.Pattern, r.Size.D, r.Threads}
+		switch r.Size.T {
+		case benchShortSeqs:
+			short[k] = r.WM.Train
+		case benchLongSeq:
+			long[k] = r.WM.Train
+			keys = append(keys, k)
+		}
+	}
+	var parts []string
+	for _, k := range keys {
+		if s := short[k]; s > 0 {
+			v := long[k] / s
+			verdict := "met"
+			if v < longSeqTarget {
+				verdict = "not met"
+			}
+			parts = append(parts, fmt.Sprintf("%s d%d ×%d %.2f× (%s)", k.pattern, k.d, k.threads, v, verdict))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "- **SSD stacks at t %d ≥ %.1f× their t %d training tokens/s:** %s.\n", benchLongSeq, longSeqTarget, benchShortSeqs, strings.Join(parts, "; "))
+}
+
+// scaling gives, per pattern and size, tokens/s at the most threads
+// measured ÷ at one thread, for wm and the peer.
+func scaling(b *strings.Builder, rows []benchRow) {
+	type key struct {
+		pattern string
+		size    benchSize
+	}
+	byKey := map[key]map[int]benchRow{}
+	var keys []key
+	maxThreads := 1
+	for _, r := range rows {
+		k := key{r.Pattern, r.Size}
+		if byKey[k] == nil {
+			byKey[k] = map[int]benchRow{}
+			keys = append(keys, k)
+		}
+		byKey[k][r.Threads] = r
+		maxThreads = max(maxThreads, r.Threads)
+	}
+	if maxThreads == 1 {
+		return
+	}
+	var parts []string
+	for _, k := range keys {
+		one, ok1 := byKey[k][1]
+		top, ok2 := byKey[k][maxThreads]
+		if !ok1 || !ok2 || one.WM.Train <= 0 {
+			continue
+		}
+		s := fmt.Sprintf("%s d%d t%d: wm %.2f×", k.pattern, k.size.D, k.size.T, top.WM.Train/one.WM.Train)
+		if one.Peer.Train > 0 && top.Peer.Train > 0 {
+			s += fmt.Sprintf(", peer %.2f×", top.Peer.Train/one.Peer.Train)
+		}
+		parts = append(parts, s)
+	}
+	fmt.Fprintf(b, "- **Scaling, training tokens/s at %d threads ÷ at 1:** %s.\n", maxThreads, strings.Join(parts, "; "))
+}

@@ -1,0 +1,42 @@
+package wmcli
+
+import (
+	"strings"
+	"testing"
+)
+
+// The report's verdicts follow from the rows: a row at 2.5× meets the speed
+// target, one at 1.2× whose matrix products alone allow 1.5× is named as out
+// of reach, memory over the peer's is listed, the long-context ratio and the
+// thread scaling are computed per pattern.
+func TestBenchAnalysis(t *testing.T) {
+	row := func(pat string, d, seq, threads int, wmTrain, peerTrain, rss float64) benchRow {
+		return benchRow{Pattern: pat, Size: benchSize{D: d, T: seq, B: 2}, Threads: threads, GemmRate: 100,
+			WM:   benchResult{Train: wmTrain, Eval: 3 * wmTrain, RSSMB: rss, TrainGFLOP: 1, EvalGFLOP: 1.0 / 3},
+			Peer: benchResult{Train: peerTrain, Eval: 3 * peerTrain, RSSMB: 100}}
+	}
+	noPeer := row("(SM)4", 64, 4096, 2, 72, 0, 90) // 0.9× of t512
+	noPeer.Peer = benchResult{}
+	rows := []benchRow{
+		row("(SM)4", 64, 512, 1, 50, 20, 90),  // 2.5×, ceiling 102400 tok/s
+		row("(SM)4", 64, 512, 2, 80, 100, 90), // 0.8×, ceiling 1024×
+		noPeer,
+		row("(AM)4", 64, 512, 2, 48000, 40000, 120), // 1.2×; ceiling 102400 = 2.56×
+		row("(AM)4", 64, 512, 1, 30000, 68267, 80),  // ceiling 1.5×: out of reach
+	}
+	got := benchAnalysis(rows)
+	for _, want := range []string{
+		"**Training ≥ 2× the peer:** met in 1 of 4 rows.",
+		"(SM)4 d64 t512 b2 ×1 2.50×",
+		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56×",
+		"(AM)4 d64 t512 b2 ×1 0.44×, out of reach: ceiling 1.50×",
+		"**Peak RSS ≤ the peer's:** met in 3 of 4 rows. Not met: (AM)4 d64 t512 b2 ×2 1.20×.",
+		"(SM)4 d64 ×2 0.90× (met)",
+		"(SM)4 d64 t512: wm 1.60×, peer 5.00×",
+		"| (SM)4 d64 t512 b2 ×1 | 100 | 1.00 | 102400 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
