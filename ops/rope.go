@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -141,13 +142,42 @@ func (k ropeKernel) backward(in []any, out, dOut any, dIn []any) error {
 func ropeApply[T floats](dst, x []T, s tensor.Shape, c RopeConfig, sign float64) {
 	b, t, h, d := s[0], s[1], s[2], s[3]
 	half := d / 2
-	cos, sin := c.tables(t, d)
-	parallelFor(b*t, func(bt int) {
-		i := bt % t
-		cs, sn := cos[i*half:(i+1)*half], sin[i*half:(i+1)*half]
-		for hh := 0; hh < h; hh++ {
-			o := (bt*h + hh) * d
-			rotate(dst[o:o+d], x[o:o+d], cs, sn, sign)
+	tb := c.cachedTables(t, d)
+	parallelRanges(b*t, func(_, lo, hi int) {
+		for bt := lo; bt < hi; bt++ {
+			i := bt % t
+			cs, sn := tb.cos[i*half:(i+1)*half], tb.sin[i*half:(i+1)*half]
+			for hh := 0; hh < h; hh++ {
+				o := (bt*h + hh) * d
+				rotate(dst[o:o+d], x[o:o+d], cs, sn, sign)
+			}
 		}
 	})
+}
+
+// ropeTables are the cos and sin tables of one configuration and length.
+type ropeTables struct{ cos, sin []float64 }
+
+type ropeTableKey struct {
+	cfg  RopeConfig
+	t, d int
+}
+
+// ropeTableCache keeps the tables of the configurations training and
+// evaluation use (Offset 0), which every step and every layer asks for
+// again; decoding's tables, one per offset, are computed and not kept.
+var ropeTableCache sync.Map // ropeTableKey → ropeTables
+
+func (c RopeConfig) cachedTables(t, d int) ropeTables {
+	if c.Offset != 0 {
+		cos, sin := c.tables(t, d)
+		return ropeTables{cos, sin}
+	}
+	k := ropeTableKey{c, t, d}
+	if v, ok := ropeTableCache.Load(k); ok {
+		return v.(ropeTables)
+	}
+	cos, sin := c.tables(t, d)
+	v, _ := ropeTableCache.LoadOrStore(k, ropeTables{cos, sin})
+	return v.(ropeTables)
 }
