@@ -38,31 +38,15 @@ func benchStep(b *testing.B, withGrad bool) {
 				if err := m.Init(tensor.Float32, 1); err != nil {
 					b.Fatal(err)
 				}
-				p, err := compile(m, z.bs, z.t, withGrad)
+				s, err := newTimedStep(m, z.bs, z.t, withGrad)
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := rand.New(rand.NewSource(1))
-				ids, targets := make([][]int, z.bs), make([][]int, z.bs)
-				for i := range ids {
-					ids[i], targets[i] = make([]int, z.t), make([]int, z.t)
-					for j := range ids[i] {
-						ids[i][j], targets[i][j] = r.Intn(cfg.Vocab), r.Intn(cfg.Vocab)
-					}
-				}
-				opt := NewAdamW(m.Params(), 0.01)
-				grads := make([]any, len(p.grads))
+				ids, targets := randomBatch(rand.New(rand.NewSource(1)), z.bs, z.t, cfg.Vocab)
 				step := func() {
-					if _, _, err := p.run(ids, targets); err != nil {
+					if err := s.run(ids, targets); err != nil {
 						b.Fatal(err)
 					}
-					if withGrad {
-						for j, g := range p.grads {
-							grads[j] = g.Value().Data()
-						}
-						opt.Update(p.params, grads, 1, 1e-4)
-					}
-					p.reset()
 				}
 				step()
 				b.ReportAllocs()

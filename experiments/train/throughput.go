@@ -38,22 +38,13 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 	if err := m.Init(tensor.Float32, seed); err != nil {
 		return Throughput{}, err
 	}
-	r := rand.New(rand.NewSource(seed))
-	ids, targets := make([][]int, batch), make([][]int, batch)
-	for i := range ids {
-		ids[i], targets[i] = make([]int, seqLen), make([]int, seqLen)
-		for j := range ids[i] {
-			ids[i][j], targets[i][j] = r.Intn(m.Config.Vocab), r.Intn(m.Config.Vocab)
-		}
-	}
+	ids, targets := randomBatch(rand.New(rand.NewSource(seed)), batch, seqLen, m.Config.Vocab)
 	var out Throughput
 	for _, withGrad := range []bool{true, false} {
-		p, err := compile(m, batch, seqLen, withGrad)
+		s, err := newTimedStep(m, batch, seqLen, withGrad)
 		if err != nil {
 			return Throughput{}, err
 		}
-		opt := NewAdamW(m.Params(), 0.01)
-		grads := make([]any, len(p.grads))
 		var elapsed time.Duration
 		var flops int64
 		for i := 0; i <= reps; i++ {
@@ -61,16 +52,9 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 				flops = ops.GemmFLOPs()
 			}
 			t0 := time.Now()
-			if _, _, err := p.run(ids, targets); err != nil {
+			if err := s.run(ids, targets); err != nil {
 				return Throughput{}, errors.Wrap(err, "throughput")
 			}
-			if withGrad {
-				for j, g := range p.grads {
-					grads[j] = g.Value().Data()
-				}
-				opt.Update(p.params, grads, 1, 1e-4)
-			}
-			p.reset()
 			if i > 0 {
 				elapsed += time.Since(t0)
 			}
@@ -84,4 +68,48 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 		}
 	}
 	return out, nil
+}
+
+// randomBatch draws batch rows of seqLen token ids and targets below vocab.
+func randomBatch(r *rand.Rand, batch, seqLen, vocab int) (ids, targets [][]int) {
+	ids, targets = make([][]int, batch), make([][]int, batch)
+	for i := range ids {
+		ids[i], targets[i] = make([]int, seqLen), make([]int, seqLen)
+		for j := range ids[i] {
+			ids[i][j], targets[i][j] = r.Intn(vocab), r.Intn(vocab)
+		}
+	}
+	return ids, targets
+}
+
+// timedStep is what a throughput measurement times: the compiled program
+// and, for training, the AdamW update after each run.
+type timedStep struct {
+	p        *program
+	opt      *AdamW
+	grads    []any
+	withGrad bool
+}
+
+func newTimedStep(m *graph.Model, batch, seqLen int, withGrad bool) (*timedStep, error) {
+	p, err := compile(m, batch, seqLen, withGrad)
+	if err != nil {
+		return nil, err
+	}
+	return &timedStep{p: p, opt: NewAdamW(m.Params(), 0.01), grads: make([]any, len(p.grads)), withGrad: withGrad}, nil
+}
+
+// run is one step: forward (and backward and update when training).
+func (s *timedStep) run(ids, targets [][]int) error {
+	if _, _, err := s.p.run(ids, targets); err != nil {
+		return err
+	}
+	if s.withGrad {
+		for j, g := range s.p.grads {
+			s.grads[j] = g.Value().Data()
+		}
+		s.opt.Update(s.p.params, s.grads, 1, 1e-4)
+	}
+	s.p.reset()
+	return nil
 }
