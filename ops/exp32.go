@@ -1,9 +1,6 @@
 package ops
 
-import (
-	"math"
-	"unsafe"
-)
+import "math"
 
 // exp32 is e^x computed in float32: Cody–Waite range reduction x = n·ln2 + r
 // with |r| ≤ ln2/2 and the degree-6 minimax polynomial of Cephes' expf
@@ -54,13 +51,4 @@ func sigmoidPair32(x float32) (s, oneMinus float32) {
 	}
 	s = 1 / (1 + e)
 	return s, e * s
-}
-
-// expT is e^x in the precision of T: exp32 for float32, math.Exp for
-// float64 (the branch is resolved at compile time for each shape).
-func expT[T floats](x T) T {
-	if unsafe.Sizeof(x) == 4 {
-		return T(exp32(float32(x)))
-	}
-	return T(math.Exp(float64(x)))
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+	"math"
 )
 
 // CausalSoftmax turns scores [b,h,tq,tk] into causal attention probabilities:
@@ -120,9 +121,9 @@ func causalSoftmax[T floats](row []T, last int) {
 		}
 	} else {
 		for j := 0; j <= last; j++ {
-			e := expT(row[j] - m)
-			row[j] = e
-			z += float64(e)
+			e := math.Exp(float64(row[j] - m)) // float64: float32 went to expShift32
+			row[j] = T(e)
+			z += e
 		}
 	}
 	inv := T(1 / z)
