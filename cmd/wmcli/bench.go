@@ -210,7 +210,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 					wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
 				b.WriteString(row)
 				fmt.Fprint(stdout, row)
-				rows = append(rows, benchRow{Pattern: pat, Size: z, Threads: p, PeerLayout: peerCfg, WM: wm, Peer: pr, GemmRate: rates[p]})
+				rows = append(rows, benchRow{Pattern: pat, Size: z, Threads: p, WM: wm, Peer: pr, GemmRate: rates[p]})
 			}
 		}
 	}
@@ -249,13 +249,11 @@ func measurePeer(python, script string, p int, args []string) (benchResult, stri
 		if err != nil {
 			return best, "", errors.Wrapf(err, "%d OpenMP × %d OpenBLAS threads", l[0], l[1])
 		}
+		eval := max(best.Eval, r.Eval)
 		if r.Train > best.Train {
-			eval := max(best.Eval, r.Eval)
 			best, label = r, fmt.Sprintf("%d×%d", l[0], l[1])
-			best.Eval = eval
-		} else {
-			best.Eval = max(best.Eval, r.Eval)
 		}
+		best.Eval = eval
 	}
 	return best, label, nil
 }

@@ -8,12 +8,11 @@ import (
 // benchRow is one measurement of `wm bench`: wm and the peer on one
 // pattern, size and thread count, and the BLAS's rate at that thread count.
 type benchRow struct {
-	Pattern    string
-	Size       benchSize
-	Threads    int
-	PeerLayout string
-	WM, Peer   benchResult
-	GemmRate   float64 // GFLOP/s
+	Pattern  string
+	Size     benchSize
+	Threads  int
+	WM, Peer benchResult
+	GemmRate float64 // GFLOP/s
 }
 
 func (r benchRow) label() string {
