@@ -106,16 +106,12 @@ func toF64[T floats](x []T) []float64 {
 	return r
 }
 
-// logSumExp is log Σ e^row, shifted by the row's maximum. Float32 rows go
+// logSumExp is log Σ e^row, shifted by the row's maximum m. Float32 rows go
 // through expShift32 (vectorised in the openblas build) in scratch, which
-// must hold len(row) values; the sum is float64 in both precisions.
-func logSumExp[T floats](row, scratch []T) float64 {
-	m := row[0]
-	for _, v := range row[1:] {
-		if v > m {
-			m = v
-		}
-	}
+// must hold len(row) values and is left holding e^(row−m); the sum is
+// float64 in both precisions. It returns the log-sum-exp and m.
+func logSumExp[T floats](row, scratch []T) (lse, rowMax float64) {
+	m := maxOf(row)
 	var s float64
 	if sc, ok := any(scratch[:len(row)]).([]float32); ok {
 		copy(sc, any(row).([]float32))
@@ -128,7 +124,7 @@ func logSumExp[T floats](row, scratch []T) float64 {
 			s += math.Exp(float64(v - m))
 		}
 	}
-	return float64(m) + math.Log(s)
+	return float64(m) + math.Log(s), float64(m)
 }
 
 func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error {
@@ -145,7 +141,8 @@ func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error 
 		for i := lo; i < hi; i++ {
 			if c, _ := target(targets, i, V); c >= 0 {
 				row := logits[i*V : (i+1)*V]
-				parts[w] += logSumExp(row, scratch) - float64(row[c])
+				lse, _ := logSumExp(row, scratch)
+				parts[w] += lse - float64(row[c])
 			}
 		}
 	})
@@ -174,12 +171,13 @@ func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel)
 				continue
 			}
 			row, drow := logits[i*V:(i+1)*V], dx[i*V:(i+1)*V]
-			lse := logSumExp(row, drow)
+			lse, m := logSumExp(row, drow)
 			if d32, ok := any(drow).([]float32); ok {
-				copy(d32, any(row).([]float32))
-				expShift32(d32, float32(lse))
+				// logSumExp left e^(v−m) in drow, and their sum is e^(lse−m):
+				// the softmax is one scaling away.
+				f := float32(scale / math.Exp(lse-m))
 				for j := range d32 {
-					d32[j] *= float32(scale)
+					d32[j] *= f
 				}
 			} else {
 				for j, v := range row {
@@ -190,4 +188,15 @@ func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel)
 		}
 	})
 	return nil
+}
+
+// maxOf is the largest value of a non-empty row.
+func maxOf[T floats](row []T) T {
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
 }

@@ -107,12 +107,7 @@ func softmaxGradRowsGo[T floats](d, p, g []T, rows, n int) {
 
 // causalSoftmax replaces row with the softmax of row[:last+1] and zeros after.
 func causalSoftmax[T floats](row []T, last int) {
-	m := row[0]
-	for _, v := range row[1 : last+1] {
-		if v > m {
-			m = v
-		}
-	}
+	m := maxOf(row[:last+1])
 	var z float64
 	if r32, ok := any(row[:last+1]).([]float32); ok {
 		expShift32(r32, float32(m))
