@@ -10,7 +10,7 @@ import (
 )
 
 // resultKeys are the measures every training task's result has.
-var resultKeys = []string{"val_ppl", "val_loss", "train_loss", "tokens_per_s", "steps_per_s", "params", "active_params"}
+var resultKeys = []string{"val_ppl", "val_loss", "test_ppl", "test_loss", "train_loss", "tokens_per_s", "steps_per_s", "params", "active_params"}
 
 // taskMeasures are the keys a task's result has: fixed names, and
 // prefixes of the measures "PREFIX@N" at evaluation lengths N.
@@ -19,7 +19,7 @@ func taskMeasures(t Task) (keys, prefixes []string) {
 	case TaskLM:
 		return resultKeys, nil
 	case TaskMQAR:
-		return append(append([]string{}, resultKeys...), "accuracy"), nil
+		return append(append([]string{}, resultKeys...), "accuracy", "val_accuracy"), nil
 	case TaskExtrapolation:
 		return resultKeys, []string{"ppl", "passkey"}
 	case TaskThroughput:
@@ -37,6 +37,9 @@ var plotKindNames = map[PlotKind]string{PlotCurves: "PlotCurves", PlotBars: "Plo
 // arms of a definition have.
 type keySet struct {
 	measures, prefixes, paper, labels, arms map[string]bool
+	// trains is set when an arm trains (a rate search and the primary
+	// measure apply).
+	trains bool
 }
 
 func (k keySet) measure(key string) bool {
@@ -85,9 +88,10 @@ func (d *Definition) Check() error {
 	if err != nil {
 		return errors.Wrapf(err, "experiment %s at %s", d.Name, Tiny)
 	}
-	k := keySet{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
+	k := keySet{measures: map[string]bool{}, prefixes: map[string]bool{}, paper: map[string]bool{}, labels: map[string]bool{}, arms: map[string]bool{}}
 	for _, a := range arms {
 		k.arms[a.Name] = true
+		k.trains = k.trains || a.trains()
 		keys, prefixes := taskMeasures(a.Task)
 		if keys == nil {
 			return errors.Errorf("experiment %s: arm %s has task %q; the tasks are: %s, %s, %s, %s, %s", d.Name, a.Name, a.Task, TaskLM, TaskMQAR, TaskExtrapolation, TaskThroughput, TaskParams)
@@ -106,6 +110,19 @@ func (d *Definition) Check() error {
 		}
 		for _, l := range a.Labels {
 			k.labels[l.Key] = true
+		}
+	}
+	for p, g := range d.LRGrid {
+		if err := CheckPreset(p); err != nil {
+			return errors.Wrapf(err, "experiment %s: LRGrid", d.Name)
+		}
+		if _, err := checkLRGrid(g); err != nil {
+			return errors.Wrapf(err, "experiment %s: LRGrid at %s", d.Name, p)
+		}
+	}
+	for _, m := range []struct{ field, key string }{{"Select.Key", d.Select.key()}, {"Primary", d.primary()}} {
+		if k.trains && !k.measure(m.key) {
+			return errors.Errorf("experiment %s: %s %q is no measure of its arms; the measures are: %s", d.Name, m.field, m.key, k.measureList())
 		}
 	}
 	for _, preset := range Presets {

@@ -17,7 +17,8 @@ import (
 // test examples never change with it.
 const (
 	mqarTrainSeed    = 1_000
-	mqarTestSeed     = 2_000
+	mqarValidSeed    = 2_000
+	mqarTestSeed     = 5_000
 	passkeyTrainSeed = 3_000
 	passkeyTestSeed  = 4_000
 )
@@ -25,34 +26,54 @@ const (
 // datasets builds and caches the data of a sweep: the KJV byte streams
 // once, packed sequences once per length.
 type datasets struct {
-	trainIDs, validIDs []int
-	packed             map[int][2]data.Sequences
+	// ids are the byte tokens of the KJV's training, validation and test
+	// books (data.KJVSplit).
+	ids    *kjvIDs
+	packed map[int]kjvSplit
 }
 
-func newDatasets() *datasets { return &datasets{packed: map[int][2]data.Sequences{}} }
+type kjvIDs struct{ train, valid, test []int }
 
-// kjv returns the KJV train and validation sequences of length t (the
-// last 4 books are validation; byte tokens).
-func (d *datasets) kjv(t int) (train, valid data.Sequences, err error) {
-	if d.trainIDs == nil {
-		tr, va, err := data.KJVSplit()
+// kjvSplit is the KJV packed into sequences of one length.
+type kjvSplit struct{ train, valid, test data.Sequences }
+
+func newDatasets() *datasets { return &datasets{packed: map[int]kjvSplit{}} }
+
+// kjvTokens returns the byte tokens of the three splits.
+func (d *datasets) kjvTokens() (*kjvIDs, error) {
+	if d.ids == nil {
+		tr, va, te, err := data.KJVSplit()
 		if err != nil {
-			return train, valid, err
+			return nil, err
 		}
 		tok := data.ByteTokenizer{}
-		d.trainIDs, d.validIDs = data.Encode(tok, []string{tr}), data.Encode(tok, []string{va})
+		d.ids = &kjvIDs{data.Encode(tok, []string{tr}), data.Encode(tok, []string{va}), data.Encode(tok, []string{te})}
 	}
+	return d.ids, nil
+}
+
+// kjv returns the KJV's training, validation and test sequences of length
+// t (byte tokens; data.KJVSplit says which books).
+func (d *datasets) kjv(t int) (kjvSplit, error) {
 	if p, ok := d.packed[t]; ok {
-		return p[0], p[1], nil
+		return p, nil
 	}
-	if train, err = data.Pack(d.trainIDs, t); err != nil {
-		return train, valid, errors.Wrap(err, "kjv train")
+	ids, err := d.kjvTokens()
+	if err != nil {
+		return kjvSplit{}, err
 	}
-	if valid, err = data.Pack(d.validIDs, t); err != nil {
-		return train, valid, errors.Wrap(err, "kjv validation")
+	var p kjvSplit
+	for _, part := range []struct {
+		name string
+		ids  []int
+		dst  *data.Sequences
+	}{{"training", ids.train, &p.train}, {"validation", ids.valid, &p.valid}, {"test", ids.test, &p.test}} {
+		if *part.dst, err = data.Pack(part.ids, t); err != nil {
+			return p, errors.Wrapf(err, "kjv %s books", part.name)
+		}
 	}
-	d.packed[t] = [2]data.Sequences{train, valid}
-	return train, valid, nil
+	d.packed[t] = p
+	return p, nil
 }
 
 // prepare gives run its data and, for tasks measured after training, its
@@ -61,24 +82,32 @@ func (d *datasets) prepare(run *train.Run, a Arm, seed int) error {
 	t := a.Train.SeqLen
 	switch a.Task {
 	case TaskLM:
-		tr, va, err := d.kjv(t)
-		run.Train, run.Valid = tr, va
+		p, err := d.kjv(t)
+		run.Train, run.Valid, run.Test = p.train, p.valid, p.test
 		return err
 	case TaskMQAR:
 		q := a.MQAR
-		tr, err := data.NewMQARSet(t, q.Vocab, q.TrainExamples, mqarTrainSeed+int64(seed))
+		tr, err := data.NewMQARSet(t, q.Vocab, q.Pairs, q.TrainExamples, mqarTrainSeed+int64(seed))
 		if err != nil {
 			return err
 		}
-		te, err := data.NewMQARSet(t, q.Vocab, q.TestExamples, mqarTestSeed)
+		va, err := data.NewMQARSet(t, q.Vocab, q.Pairs, q.TestExamples, mqarValidSeed)
 		if err != nil {
 			return err
 		}
-		test := te.Examples()
-		run.Train, run.Valid = tr, test
+		te, err := data.NewMQARSet(t, q.Vocab, q.Pairs, q.TestExamples, mqarTestSeed)
+		if err != nil {
+			return err
+		}
+		valid, test := va.Examples(), te.Examples()
+		run.Train, run.Valid = tr, valid
 		run.Measure = func(m *graph.Model) (map[string]float64, error) {
-			acc, err := eval.MQARAccuracy(m, test, a.Train.Batch)
-			return map[string]float64{"accuracy": acc}, err
+			vacc, err := eval.MQARAccuracy(m, valid, a.Train.Batch)
+			if err != nil {
+				return nil, err
+			}
+			tacc, err := eval.MQARAccuracy(m, test, a.Train.Batch)
+			return map[string]float64{"val_accuracy": vacc, "accuracy": tacc}, err
 		}
 		return nil
 	case TaskExtrapolation:
@@ -91,30 +120,30 @@ func (d *datasets) prepare(run *train.Run, a Arm, seed int) error {
 // measures perplexity and passkey accuracy at each factor of the length.
 func (d *datasets) prepareExtrapolation(run *train.Run, a Arm, seed int) error {
 	t, e := a.Train.SeqLen, a.Extrapolation
-	tr, va, err := d.kjv(t)
+	p, err := d.kjv(t)
 	if err != nil {
 		return err
 	}
-	n := int(float64(tr.Len()) * e.PasskeyShare / (1 - e.PasskeyShare))
+	n := int(float64(p.train.Len()) * e.PasskeyShare / (1 - e.PasskeyShare))
 	if n < 1 {
-		run.Train = tr
+		run.Train = p.train
 	} else {
 		pk, err := data.NewPasskeySet(t, n, passkeyTrainSeed+int64(seed), data.ByteTokenizer{})
 		if err != nil {
 			return err
 		}
-		if run.Train, err = data.NewConcat(tr, pk); err != nil {
+		if run.Train, err = data.NewConcat(p.train, pk); err != nil {
 			return err
 		}
 	}
-	run.Valid = va
+	run.Valid, run.Test = p.valid, p.test
 	maxLen := t * e.Factors[len(e.Factors)-1]
-	stream := d.validIDs
+	stream := d.ids.test
 	if need := maxLen + 4*e.Stride + 1; len(stream) > need {
 		stream = stream[:need]
 	}
 	if len(stream) < maxLen+1 {
-		return errors.Errorf("extrapolation: the validation text has %d tokens, fewer than the longest window %d", len(stream), maxLen)
+		return errors.Errorf("extrapolation: the test books have %d tokens, fewer than the longest window %d", len(stream), maxLen)
 	}
 	run.Measure = func(m *graph.Model) (map[string]float64, error) {
 		out := map[string]float64{}
@@ -165,7 +194,7 @@ func (a Arm) checkData() error {
 		if q.TrainExamples < 1 || q.TestExamples < 1 {
 			return errors.Errorf("mqar: %d training and %d test examples, need at least 1 of each", q.TrainExamples, q.TestExamples)
 		}
-		_, err := data.NewMQARSet(t, q.Vocab, 1, 0)
+		_, err := data.NewMQARSet(t, q.Vocab, q.Pairs, 1, 0)
 		return err
 	case TaskExtrapolation:
 		e := a.Extrapolation

@@ -82,9 +82,15 @@ func (a Arm) Label(key string) string {
 
 // MQARData sizes an MQAR arm (Wonderful Matrices Table 5).
 type MQARData struct {
-	Vocab         int `json:"vocab"`
+	Vocab int `json:"vocab"`
+	// Pairs of keys and values per example (Zoology's num_kv_pairs); 0 is
+	// SPEC §6's T/4.
+	Pairs         int `json:"pairs,omitempty"`
 	TrainExamples int `json:"train_examples"`
-	TestExamples  int `json:"test_examples"`
+	// TestExamples is the size of the validation set (learning-rate
+	// choice, curves) and, drawn apart, of the test set (the reported
+	// accuracy).
+	TestExamples int `json:"test_examples"`
 }
 
 // ExtrapolationData sets an extrapolation arm's evaluation (CoCA §4.1–4.2).
@@ -186,6 +192,25 @@ type Definition struct {
 	// per sequence length).
 	PresetColumns func(preset string) []Column
 	Plots         []Plot
+	// LRGrid is the learning-rate grid each training arm searches at a
+	// preset (none when the preset has no entry): every arm trains at each
+	// rate with seed 0, the best on validation (Select) is chosen, and the
+	// seeds run at it. `wm run --lr-grid` overrides it.
+	LRGrid map[string][]float64
+	// Select is the validation measure that chooses the rate (the lowest
+	// val_loss when zero).
+	Select Selection
+	// Primary is the reported measure that the noisy-seed rule and the
+	// per-seed values read ("test_ppl" when empty).
+	Primary string
+}
+
+// primary is the definition's reported measure.
+func (d *Definition) primary() string {
+	if d.Primary == "" {
+		return "test_ppl"
+	}
+	return d.Primary
 }
 
 // ColumnsAt returns the table columns at preset.

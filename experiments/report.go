@@ -20,9 +20,12 @@ import (
 
 // Report is what WriteReport wrote.
 type Report struct {
-	Dir      string
-	Table    string // table.md
-	CSV      string // table.csv
+	Dir   string
+	Table string // table.md
+	CSV   string // table.csv
+	// SeedsCSV is seeds.csv: every arm's value of every column at each
+	// seed, so that anyone can recompute an interval or a paired test.
+	SeedsCSV string
 	Plots    []string
 	Markdown string // the table, as written to table.md
 	// Missing lists arm/seed folders with no result (not run, or failed).
@@ -40,6 +43,9 @@ type SeedResult struct {
 type ArmResults struct {
 	Arm   Arm
 	Seeds []SeedResult
+	// LR is the arm's learning-rate search, when it had one (its seeds are
+	// those at the chosen rate).
+	LR *LRChoice
 }
 
 // Collect reads the saved results of def at preset under out; arms with
@@ -53,11 +59,22 @@ func Collect(out string, def *Definition, preset string) ([]ArmResults, []string
 	var missing []string
 	for _, a := range arms {
 		ar := ArmResults{Arm: a}
-		dirs, _ := filepath.Glob(filepath.Join(PresetDir(out, def.Name, preset), a.Name, "seed-*"))
-		sort.Strings(dirs)
+		armDir := ArmDir(out, def.Name, preset, a.Name)
+		seedsDir := armDir
+		c, searched, err := ReadLRChoice(armDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if searched {
+			ar.LR = &c
+			ar.Arm.Train.LR = c.Chosen
+			seedsDir = filepath.Join(armDir, lrDirName(c.Chosen))
+		}
+		dirs, _ := filepath.Glob(filepath.Join(seedsDir, "seed-*"))
+		sort.Slice(dirs, func(i, j int) bool { return seedNumber(dirs[i]) < seedNumber(dirs[j]) })
 		for _, dir := range dirs {
-			s, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "seed-"))
-			if err != nil {
+			s := seedNumber(dir)
+			if s < 0 {
 				continue
 			}
 			res, err := train.ReadResult(dir)
@@ -69,11 +86,20 @@ func Collect(out string, def *Definition, preset string) ([]ArmResults, []string
 			ar.Seeds = append(ar.Seeds, SeedResult{Seed: s, Result: res, Metrics: met})
 		}
 		if len(dirs) == 0 {
-			missing = append(missing, filepath.Join(PresetDir(out, def.Name, preset), a.Name))
+			missing = append(missing, seedsDir)
 		}
 		all = append(all, ar)
 	}
 	return all, missing, nil
+}
+
+// seedNumber is S of a folder seed-S, -1 for another name.
+func seedNumber(dir string) int {
+	s, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "seed-"))
+	if err != nil || s < 0 {
+		return -1
+	}
+	return s
 }
 
 // value is the measure key of one result: a result field, a Measure or a
@@ -84,6 +110,10 @@ func value(a Arm, r train.Result, key string) (float64, bool) {
 		return r.ValPPL, r.Steps > 0
 	case "val_loss":
 		return r.ValLoss, r.Steps > 0
+	case "test_ppl":
+		return r.TestPPL, r.Steps > 0 && r.TestPPL > 0
+	case "test_loss":
+		return r.TestLoss, r.Steps > 0 && r.TestPPL > 0
 	case "train_loss":
 		return r.TrainLoss, r.Steps > 0
 	case "tokens_per_s":
@@ -101,6 +131,58 @@ func value(a Arm, r train.Result, key string) (float64, bool) {
 	}
 	v, ok := a.Values[key]
 	return v, ok
+}
+
+// lrNote says how the learning rates of the table were chosen, "" when no
+// arm searched.
+func lrNote(def *Definition, all []ArmResults) string {
+	var searched, edge []string
+	var grid []float64
+	for _, ar := range all {
+		if ar.LR == nil {
+			continue
+		}
+		searched = append(searched, ar.Arm.Name)
+		grid = ar.LR.Grid
+		if ar.LR.Edge {
+			edge = append(edge, ar.Arm.Name)
+		}
+	}
+	if len(searched) == 0 {
+		return ""
+	}
+	dir := "lowest"
+	if def.Select.Max {
+		dir = "highest"
+	}
+	s := fmt.Sprintf("lr: each arm trained once (seed 0) at each rate of the grid %v, extended by up to %d steps past an edge where the best sat, and its seeds ran at the rate with the %s validation %s (lr-choice.json in each arm's folder has every trial). The reported measures are on the test split, which no choice saw.", grid, MaxLRExtensions, dir, def.Select.key())
+	if len(edge) > 0 {
+		s += fmt.Sprintf(" (edge) marks a rate still at the edge of the rates tried, so a better one may lie beyond: %s.", strings.Join(edge, ", "))
+	}
+	return s
+}
+
+// anyTrains says whether an arm of the table trains (has a learning rate).
+func anyTrains(all []ArmResults) bool {
+	for _, ar := range all {
+		if ar.Arm.trains() {
+			return true
+		}
+	}
+	return false
+}
+
+// lrCell is the arm's learning rate: the search's choice (flagged at the
+// edge of the rates tried), or the arm's own, "—" for an arm that does not
+// train.
+func (ar ArmResults) lrCell() string {
+	switch {
+	case ar.LR != nil:
+		return ar.LR.Describe()
+	case ar.Arm.trains():
+		return strconv.FormatFloat(ar.Arm.Train.LR, 'g', 3, 64)
+	}
+	return "—"
 }
 
 // labelCells are the arm's name and its values of the label keys.
@@ -198,13 +280,16 @@ func WriteReport(out string, def *Definition, preset string) (*Report, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrap(err, "report")
 	}
-	rep := &Report{Dir: dir, Table: filepath.Join(dir, "table.md"), CSV: filepath.Join(dir, "table.csv"), Missing: missing}
+	rep := &Report{Dir: dir, Table: filepath.Join(dir, "table.md"), CSV: filepath.Join(dir, "table.csv"), SeedsCSV: filepath.Join(dir, "seeds.csv"), Missing: missing}
 	head, rows := tableRows(def, preset, all)
 	rep.Markdown = markdown(def, preset, head, rows, missing, all)
 	if err := atomicfile.WriteBytes(rep.Table, []byte(rep.Markdown)); err != nil {
 		return nil, err
 	}
 	if err := atomicfile.Write(rep.CSV, func(w io.Writer) error { return writeCSV(w, def, preset, all) }); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.Write(rep.SeedsCSV, func(w io.Writer) error { return writeSeedsCSV(w, def, preset, all) }); err != nil {
 		return nil, err
 	}
 	for _, p := range def.Plots {
@@ -239,6 +324,10 @@ func tableRows(def *Definition, preset string, all []ArmResults) ([]string, [][]
 	keys := labelKeys(all)
 	cols := def.ColumnsAt(preset)
 	head := append([]string{"arm"}, keys...)
+	lr := anyTrains(all)
+	if lr {
+		head = append(head, "lr")
+	}
 	for _, c := range cols {
 		if c.Key != "" {
 			head = append(head, c.Title)
@@ -251,6 +340,9 @@ func tableRows(def *Definition, preset string, all []ArmResults) ([]string, [][]
 	var rows [][]string
 	for _, ar := range all {
 		row := ar.labelCells(keys)
+		if lr {
+			row = append(row, ar.lrCell())
+		}
 		for _, c := range cols {
 			if c.Key != "" {
 				row = append(row, ar.stat(c.Key).format(c.Digits))
@@ -275,9 +367,12 @@ func markdown(def *Definition, preset string, head []string, rows [][]string, mi
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	b.WriteString("\nMeasured values are the mean over seeds (± the sample standard deviation with more than one seed); — is no value.\n")
+	b.WriteString("\nMeasured values are the mean over seeds (± the sample standard deviation with more than one seed); — is no value. Per-seed values are in seeds.csv beside this table.\n")
+	if note := lrNote(def, all); note != "" {
+		b.WriteString("\n" + note + "\n")
+	}
 	if ppl, ok := kjvUnigram(all); ok {
-		fmt.Fprintf(&b, "\nBaseline: a byte unigram model of the KJV training books has validation perplexity %.2f.\n", ppl)
+		fmt.Fprintf(&b, "\nBaseline: a byte unigram model of the KJV training books has test perplexity %.2f.\n", ppl)
 	}
 	for _, n := range def.Notes {
 		b.WriteString("\n- " + n)
@@ -301,7 +396,7 @@ func writeCSV(w io.Writer, def *Definition, preset string, all []ArmResults) err
 	cw := csv.NewWriter(w)
 	keys := labelKeys(all)
 	cols := def.ColumnsAt(preset)
-	head := append([]string{"arm"}, keys...)
+	head := append(append([]string{"arm"}, keys...), "lr", "lr_at_edge")
 	for _, c := range cols {
 		if c.Key != "" {
 			head = append(head, c.Key, c.Key+"_sd")
@@ -313,14 +408,8 @@ func writeCSV(w io.Writer, def *Definition, preset string, all []ArmResults) err
 	if err := cw.Write(append(head, "seeds")); err != nil {
 		return err
 	}
-	num := func(v float64) string {
-		if math.IsNaN(v) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
 	for _, ar := range all {
-		row := ar.labelCells(keys)
+		row := append(ar.labelCells(keys), ar.lrFields()...)
 		for _, c := range cols {
 			if c.Key != "" {
 				s := ar.stat(c.Key)
@@ -338,7 +427,70 @@ func writeCSV(w io.Writer, def *Definition, preset string, all []ArmResults) err
 	return cw.Error()
 }
 
-// kjvUnigram is the byte unigram perplexity of the KJV validation books,
+// num is a CSV number: shortest exact form, "" for none.
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// lrFields are an arm's learning rate and whether the search left it at
+// the edge of the rates tried ("" where the arm does not train).
+func (ar ArmResults) lrFields() []string {
+	switch {
+	case ar.LR != nil:
+		return []string{num(ar.LR.Chosen), strconv.FormatBool(ar.LR.Edge)}
+	case ar.Arm.trains():
+		return []string{num(ar.Arm.Train.LR), ""}
+	}
+	return []string{"", ""}
+}
+
+// writeSeedsCSV writes one row per arm and seed: labels, learning rate,
+// seed, then the value of every measured column (and the validation
+// measures the choices read).
+func writeSeedsCSV(w io.Writer, def *Definition, preset string, all []ArmResults) error {
+	cw := csv.NewWriter(w)
+	keys := labelKeys(all)
+	var measures []string
+	seen := map[string]bool{}
+	for _, c := range def.ColumnsAt(preset) {
+		if c.Key != "" && !seen[c.Key] {
+			seen[c.Key] = true
+			measures = append(measures, c.Key)
+		}
+	}
+	for _, k := range []string{"val_loss", "val_ppl", def.Select.key(), def.primary()} {
+		if !seen[k] {
+			seen[k] = true
+			measures = append(measures, k)
+		}
+	}
+	head := append(append(append([]string{"arm"}, keys...), "lr", "lr_at_edge", "seed"), measures...)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, ar := range all {
+		for _, s := range ar.Seeds {
+			row := append(append(ar.labelCells(keys), ar.lrFields()...), strconv.Itoa(s.Seed))
+			for _, k := range measures {
+				v, ok := value(ar.Arm, s.Result, k)
+				if !ok {
+					v = math.NaN()
+				}
+				row = append(row, num(v))
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// kjvUnigram is the byte unigram perplexity of the KJV test books,
 // for experiments whose arms train on KJV.
 func kjvUnigram(all []ArmResults) (float64, bool) {
 	uses := false
@@ -348,10 +500,10 @@ func kjvUnigram(all []ArmResults) (float64, bool) {
 	if !uses {
 		return 0, false
 	}
-	tr, va, err := data.KJVSplit()
+	tr, _, te, err := data.KJVSplit()
 	if err != nil {
 		return 0, false
 	}
 	tok := data.ByteTokenizer{}
-	return data.UnigramPPL(data.Encode(tok, []string{tr}), data.Encode(tok, []string{va}), data.ByteVocab), true
+	return data.UnigramPPL(data.Encode(tok, []string{tr}), data.Encode(tok, []string{te}), data.ByteVocab), true
 }

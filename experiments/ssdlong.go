@@ -21,7 +21,7 @@ func init() {
 		Columns: lmColumns(true),
 		Plots: []Plot{
 			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Series: "variant"},
-			{Kind: PlotGroupedBars, File: "val_ppl_by_variant", Title: "final validation perplexity (mean ± sd over seeds)", YLabel: "val ppl", Key: "val_ppl", X: "modules", Series: "variant"},
+			{Kind: PlotGroupedBars, File: "test_ppl_by_variant", Title: "test perplexity (mean ± sd over seeds)", YLabel: "test ppl", Key: "test_ppl", X: "modules", Series: "variant"},
 			ratioPlot("ssd.a_t"),
 		},
 	})

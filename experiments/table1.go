@@ -134,7 +134,7 @@ func table1Arm(s lmSize, set table1Set, v ssdVariant) Arm {
 func lmColumns(stepsPaper bool) []Column {
 	cols := []Column{
 		{Title: "params", Key: "params"},
-		{Title: "val ppl", Key: "val_ppl", Paper: "ppl", Digits: 2},
+		{Title: "test ppl", Key: "test_ppl", Paper: "ppl", Digits: 2},
 		{Title: "steps/s", Key: "steps_per_s", Digits: 2},
 		{Title: "tokens/s", Key: "tokens_per_s"},
 	}
@@ -147,8 +147,8 @@ func lmColumns(stepsPaper bool) []Column {
 // ratioPlot compares final perplexity with the paper's as ratios to the
 // reference arm's (the paper's values are on another corpus and scale).
 func ratioPlot(reference string) Plot {
-	return Plot{Kind: PlotBars, File: "val_ppl_ratio_vs_paper", Title: "final validation perplexity ÷ " + reference + "'s, measured and paper",
-		YLabel: "ppl ÷ ppl of " + reference, Key: "val_ppl", PaperKey: "ppl", Reference: reference}
+	return Plot{Kind: PlotBars, File: "test_ppl_ratio_vs_paper", Title: "test perplexity ÷ " + reference + "'s, measured and paper",
+		YLabel: "ppl ÷ ppl of " + reference, Key: "test_ppl", PaperKey: "ppl", Reference: reference}
 }
 
 // table1Plots are table1's and ssdlong's figures: curves in small
@@ -156,7 +156,7 @@ func ratioPlot(reference string) Plot {
 // bar per SSD variant, and the ratio to SSD a_t beside the paper's.
 var table1Plots = []Plot{
 	{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity by module set (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Panel: "modules", Series: "variant"},
-	{Kind: PlotGroupedBars, File: "val_ppl_by_modules", Title: "final validation perplexity (mean ± sd over seeds)", YLabel: "val ppl", Key: "val_ppl", X: "modules", Series: "variant"},
+	{Kind: PlotGroupedBars, File: "test_ppl_by_modules", Title: "test perplexity (mean ± sd over seeds)", YLabel: "test ppl", Key: "test_ppl", X: "modules", Series: "variant"},
 	ratioPlot("ssd.a_t"),
 }
 

@@ -29,7 +29,7 @@ func init() {
 		Columns: append([]Column{{Title: "CDMoE ratio", Key: "cdmoe_ratio", Digits: 4}}, lmColumns(false)...),
 		Plots: []Plot{
 			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Series: "paper pattern"},
-			{Kind: PlotGroupedBars, File: "val_ppl_by_ratio", Title: "final validation perplexity (mean ± sd over seeds)", YLabel: "val ppl", Key: "val_ppl", X: "paper CDMoE ratio", Series: "paper pattern"},
+			{Kind: PlotGroupedBars, File: "test_ppl_by_ratio", Title: "test perplexity (mean ± sd over seeds)", YLabel: "test ppl", Key: "test_ppl", X: "paper CDMoE ratio", Series: "paper pattern"},
 			ratioPlot("row1"),
 		},
 	})

@@ -31,7 +31,7 @@ func init() {
 		Columns: []Column{
 			{Title: "params", Key: "params"},
 			{Title: "active params", Key: "active_params"},
-			{Title: "val ppl", Key: "val_ppl", Digits: 2},
+			{Title: "test ppl", Key: "test_ppl", Digits: 2},
 			{Title: "tokens/s", Key: "tokens_per_s"},
 			{Title: "C-Eval 0-shot", Paper: "ceval0", Digits: 2},
 			{Title: "C-Eval 5-shot", Paper: "ceval5", Digits: 2},

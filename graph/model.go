@@ -212,7 +212,11 @@ func (m *Model) run(ids [][]int, st *DecodeState) (logits []float64, err error) 
 			return nil, err
 		}
 	}
-	return toFloat64(out.Value().Data()), nil
+	logits = toFloat64(out.Value().Data())
+	// The graph is used once: its kept output buffers (ops.reusedBuffer)
+	// are dropped now rather than whenever the collector finds the graph.
+	ops.ReleaseBuffers(b.G)
+	return logits, nil
 }
 
 // toFloat64 copies a []float32 or []float64 buffer into a new []float64.

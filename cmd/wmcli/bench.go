@@ -20,6 +20,7 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
+	"github.com/wonderful-matrices/wonderful-matrices-go/internal/rss"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
@@ -94,7 +95,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	total, _, _ := graph.CountConfig(cfg)
-	j, _ := json.Marshal(benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: peakRSSMB(), Params: total,
+	j, _ := json.Marshal(benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total,
 		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9})
 	fmt.Fprintln(stdout, string(j))
 	return 0

@@ -57,9 +57,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		resume = fs.Bool("resume", false, "continue unfinished arms and reuse finished ones")
 		only   = fs.String("arms", "", "comma-separated arm names to run (default: all; see wm list --arms PRESET)")
 		seed   = fs.Int("seed", -1, "run only this seed (one task of a sweep; --seeds is then ignored)")
+		lrGrid = fs.String("lr-grid", "", "learning rates each arm searches (seed 0), e.g. 1e-3,3e-3,1e-2; the seeds run at the best on validation; \"none\" trains at the arms' own rates (default: the experiment's grid at the preset, if any)")
+		noisy  = fs.Int("noisy-seeds", 0, "give an arm this many seeds in all when the sd of its reported measure over --seeds exceeds 3% of the mean")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--resume]")
+		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--lr-grid A,B,C|none] [--noisy-seeds N] [--resume]")
 		fs.PrintDefaults()
 	}
 	name, code, ok := parseNamed(fs, args, stderr)
@@ -80,9 +82,19 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(2, errors.New("--out is required"))
 	}
+	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy}
+	switch *lrGrid {
+	case "":
+	case "none":
+		r.NoLRSearch = true
+	default:
+		if r.LRGrid, err = experiments.ParseLRGrid(*lrGrid); err != nil {
+			return fail(2, errors.Wrap(err, "--lr-grid"))
+		}
+	}
 	stop, release := stopOnSignal(stderr)
 	defer release()
-	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, Stop: stop}
+	r.Stop = stop
 	if *only != "" {
 		r.Arms = strings.Split(*only, ",")
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestBPETrainEncodeDecode(t *testing.T) {
-	text, _, err := KJVSplit()
+	text, _, _, err := KJVSplit()
 	if err != nil {
 		t.Fatal(err)
 	}

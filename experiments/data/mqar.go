@@ -19,19 +19,24 @@ const Ignore = -1
 
 // MQAR draws one multi-query associative recall example of length T over a
 // vocabulary of V (SPEC §6; Wonderful Matrices appendix C.1 after Zoology's
-// multiquery_ar): T/4 key-value pairs, keys from [1, V/2) and values from
+// multiquery_ar): pairs key-value pairs (0 means SPEC §6's T/4; Zoology's
+// num_kv_pairs), keys from [1, V/2) and values from
 // [V/2, V) without replacement, interleaved as the context (T/2 tokens);
 // each key is queried once after it, at ctx + 2·gap, the gaps drawn without
 // replacement from [0, (T-ctx)/2) with p(i) ∝ a·(i+1)^(a-1); the target at a
 // query is its value and every other target is Ignore; the remaining
 // positions hold random tokens (the harder variant).
-func MQAR(r *rand.Rand, T, V int) (ids, targets []int, err error) {
-	pairs := T / 4
+func MQAR(r *rand.Rand, T, V, pairs int) (ids, targets []int, err error) {
+	if pairs == 0 {
+		pairs = T / 4
+	}
 	ctx := 2 * pairs
 	space := (T - ctx) / 2
 	switch {
 	case T < 4:
 		return nil, nil, errors.Errorf("mqar: length %d too short (need at least 4)", T)
+	case pairs < 1 || pairs > space:
+		return nil, nil, errors.Errorf("mqar: %d key-value pairs do not fit %d tokens (need 1 to %d: the context takes 2 a pair and each query 2 after it)", pairs, T, T/4)
 	case V < 4 || pairs > V/2-1 || pairs > V-V/2:
 		return nil, nil, errors.Errorf("mqar: vocabulary %d too small for %d distinct keys and values", V, pairs)
 	}

@@ -7,12 +7,12 @@ import (
 
 func TestMQAR(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	for _, T := range []int{64, 256} {
-		ids, targets, err := MQAR(r, T, MQARVocab)
+	for _, c := range []struct{ T, pairs, want int }{{64, 0, 16}, {256, 0, 64}, {64, 4, 4}, {128, 8, 8}} {
+		T, pairs := c.T, c.want
+		ids, targets, err := MQAR(r, T, MQARVocab, c.pairs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pairs := T / 4
 		value := map[int]int{}
 		seenV := map[int]bool{}
 		for i := 0; i < pairs; i++ {
@@ -31,7 +31,7 @@ func TestMQAR(t *testing.T) {
 				continue
 			}
 			labelled++
-			if i < T/2 || (i-T/2)%2 != 0 {
+			if i < 2*pairs || (i-2*pairs)%2 != 0 {
 				t.Errorf("label at %d: not an even offset after the context", i)
 			}
 			if value[ids[i]] != tg {
@@ -45,7 +45,10 @@ func TestMQAR(t *testing.T) {
 			t.Errorf("accuracy of the targets themselves %v", acc)
 		}
 	}
-	if _, _, err := MQAR(r, 2, MQARVocab); err == nil {
+	if _, _, err := MQAR(r, 2, MQARVocab, 0); err == nil {
 		t.Error("length 2 accepted")
+	}
+	if _, _, err := MQAR(r, 64, MQARVocab, 17); err == nil {
+		t.Error("17 pairs in 64 tokens accepted")
 	}
 }

@@ -11,20 +11,20 @@ import (
 func exampleSeed(seed int64, i int) int64 { return seed*7_919_993 + int64(i) + 1 }
 
 // MQARSet is a Dataset of n MQAR examples of length T over a vocabulary of
-// V, generated on demand: example i is MQAR drawn from a source seeded by
+// V with Pairs key-value pairs (0: T/4), generated on demand: example i is MQAR drawn from a source seeded by
 // (seed, i), so no example is held in memory and any one is reproducible.
 type MQARSet struct {
-	T, V, N int
-	Seed    int64
+	T, V, Pairs, N int
+	Seed           int64
 }
 
 // NewMQARSet checks the sizes by drawing example 0.
-func NewMQARSet(T, V, n int, seed int64) (MQARSet, error) {
+func NewMQARSet(T, V, pairs, n int, seed int64) (MQARSet, error) {
 	if n < 1 {
 		return MQARSet{}, errors.Errorf("mqar set: %d examples, need at least 1", n)
 	}
-	s := MQARSet{T: T, V: V, N: n, Seed: seed}
-	if _, _, err := MQAR(rand.New(rand.NewSource(exampleSeed(seed, 0))), T, V); err != nil {
+	s := MQARSet{T: T, V: V, Pairs: pairs, N: n, Seed: seed}
+	if _, _, err := MQAR(rand.New(rand.NewSource(exampleSeed(seed, 0))), T, V, pairs); err != nil {
 		return MQARSet{}, err
 	}
 	return s, nil
@@ -38,7 +38,7 @@ func (s MQARSet) SeqLen() int { return s.T }
 
 // At draws example i.
 func (s MQARSet) At(i int) (ids, targets []int) {
-	ids, targets, _ = MQAR(rand.New(rand.NewSource(exampleSeed(s.Seed, i))), s.T, s.V) // sizes checked by NewMQARSet
+	ids, targets, _ = MQAR(rand.New(rand.NewSource(exampleSeed(s.Seed, i))), s.T, s.V, s.Pairs) // sizes checked by NewMQARSet
 	return ids, targets
 }
 

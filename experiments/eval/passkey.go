@@ -38,6 +38,7 @@ func PasskeyAccuracy(m *graph.Model, tok data.Tokenizer, examples []data.Passkey
 		if ok {
 			right++
 		}
+		afterForward(len(ids))
 	}
 	return float64(right) / float64(len(examples)), nil
 }

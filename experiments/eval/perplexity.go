@@ -40,6 +40,7 @@ func SlidingWindowPPL(m *graph.Model, stream []int, window, stride int) (float64
 			nll += NLL(logits[p*v:(p+1)*v], targets[p])
 			n++
 		}
+		afterForward(window)
 	}
 	return math.Exp(nll / float64(n)), nil
 }

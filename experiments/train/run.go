@@ -17,6 +17,7 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
+	"github.com/wonderful-matrices/wonderful-matrices-go/internal/rss"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
@@ -39,23 +40,36 @@ type RunConfig struct {
 
 // Metrics is one line of metrics.jsonl.
 type Metrics struct {
-	Step       int      `json:"step"`
-	Loss       float64  `json:"loss"`
-	CE         float64  `json:"ce"`
-	PPL        float64  `json:"ppl"`
-	LR         float64  `json:"lr"`
-	GradNorm   float64  `json:"grad_norm"`
-	TokensPerS float64  `json:"tokens_per_s"`
-	ValLoss    *float64 `json:"val_loss,omitempty"`
-	ValPPL     *float64 `json:"val_ppl,omitempty"`
+	Step       int     `json:"step"`
+	Loss       float64 `json:"loss"`
+	CE         float64 `json:"ce"`
+	PPL        float64 `json:"ppl"`
+	LR         float64 `json:"lr"`
+	GradNorm   float64 `json:"grad_norm"`
+	TokensPerS float64 `json:"tokens_per_s"`
+	// ValLoss and ValPPL are measured every EvalEvery steps on the first
+	// EvalBatches batches of the validation set, and after the last step on
+	// the whole of it.
+	ValLoss *float64 `json:"val_loss,omitempty"`
+	ValPPL  *float64 `json:"val_ppl,omitempty"`
 }
 
 // Result is result.json: what a finished run measured.
 type Result struct {
-	Steps        int     `json:"steps"`
-	TrainLoss    float64 `json:"train_loss"`
-	ValLoss      float64 `json:"val_loss"`
-	ValPPL       float64 `json:"val_ppl"`
+	Steps     int     `json:"steps"`
+	TrainLoss float64 `json:"train_loss"`
+	// ValLoss and ValPPL are the whole validation set's after the last
+	// step: choices (the learning rate) are made on them.
+	ValLoss float64 `json:"val_loss"`
+	ValPPL  float64 `json:"val_ppl"`
+	// TestLoss and TestPPL are the whole test set's after the last step,
+	// when the run has one: the numbers to report, which no choice saw.
+	TestLoss float64 `json:"test_loss,omitempty"`
+	TestPPL  float64 `json:"test_ppl,omitempty"`
+	// PeakRSSMB is the process's peak resident memory in MiB by the end of
+	// the run, measures included (since the sweep started the arm, where
+	// the system lets rss.ResetPeak work).
+	PeakRSSMB    float64 `json:"peak_rss_mb,omitempty"`
 	TokensPerS   float64 `json:"tokens_per_s"`
 	WallSeconds  float64 `json:"wall_seconds"`
 	Params       int64   `json:"params"`
@@ -71,6 +85,9 @@ type Run struct {
 	Config RunConfig
 	Train  data.Dataset
 	Valid  data.Dataset
+	// Test, when set, is evaluated once, whole, after the last step
+	// (Result.TestLoss); nothing during training reads it.
+	Test data.Dataset
 	// Measure, when set, is called on the trained model after the last
 	// step; what it returns is saved in result.json as Measures.
 	Measure func(m *graph.Model) (map[string]float64, error)
@@ -91,6 +108,24 @@ type Run struct {
 // LockFile is the file of a run folder that the process training into it
 // holds locked (see lockFolder); it names the holder's pid.
 const LockFile = "run.lock"
+
+// DivergedError is returned by Start when a step's loss or a gradient is
+// not finite: the run stopped there, and its last good checkpoint is kept.
+// A learning-rate search counts such a rate as failed.
+type DivergedError struct {
+	Step int
+	Loss float64
+	// Param is the first parameter with a non-finite gradient, "" if none.
+	Param string
+}
+
+func (e *DivergedError) Error() string {
+	where := ""
+	if e.Param != "" {
+		where = "; the first non-finite gradient is " + e.Param
+	}
+	return fmt.Sprintf("step %d: the loss is %v%s; stopped, the last good checkpoint is kept", e.Step, e.Loss, where)
+}
 
 // StoppedError is returned by Start when Run.Stop ended the run: the
 // folder holds a checkpoint of step Step, from which a resume continues.
@@ -360,11 +395,7 @@ func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result
 		}
 		norm, bad := gradNorm(grads, prog.params)
 		if !finite(loss) || bad != "" {
-			where := ""
-			if bad != "" {
-				where = "; the first non-finite gradient is " + bad
-			}
-			return res, errors.Errorf("step %d: the loss is %v%s; stopped, the last good checkpoint is kept", step, loss, where)
+			return res, &DivergedError{Step: step, Loss: loss, Param: bad}
 		}
 		scale := 1.0
 		if norm > tc.ClipNorm {
@@ -377,6 +408,9 @@ func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result
 			TokensPerS: tokens / time.Since(t0).Seconds()}
 		if step%tc.EvalEvery == 0 || step == tc.Steps {
 			vl, err := evaluate(eval, r.Valid, tc)
+			if step == tc.Steps {
+				vl, err = evaluateAll(eval, r.Valid)
+			}
 			if err != nil {
 				return res, errors.Wrapf(err, "step %d: evaluation", step)
 			}
@@ -416,11 +450,18 @@ func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result
 	res.Steps = tc.Steps
 	res.WallSeconds = time.Since(began).Seconds()
 	res.TokensPerS = tokens * float64(tc.Steps-start) / res.WallSeconds
+	if r.Test != nil {
+		if res.TestLoss, err = evaluateAll(eval, r.Test); err != nil {
+			return res, errors.Wrap(err, "test set")
+		}
+		res.TestPPL = math.Exp(res.TestLoss)
+	}
 	if r.Measure != nil {
 		if res.Measures, err = r.Measure(m); err != nil {
 			return res, errors.Wrap(err, "measuring the trained model")
 		}
 	}
+	res.PeakRSSMB = rss.PeakMB()
 	return res, WriteResult(r.Dir, res)
 }
 
@@ -476,4 +517,52 @@ func evaluate(p *program, valid data.Dataset, tc Config) (float64, error) {
 	// need not stay allocated beside the training program's in between.
 	ops.ReleaseBuffers(p.graph)
 	return sum / float64(tc.EvalBatches), nil
+}
+
+// evaluateAll is the mean cross-entropy over every scored token of ds
+// (targets that are not data.Ignore), a batch at a time; the last batch is
+// filled up with rows whose targets are all ignored, so no token counts
+// twice.
+func evaluateAll(p *program, ds data.Dataset) (float64, error) {
+	n, b, T := ds.Len(), p.batch, p.seqLen
+	if ds.SeqLen() != T {
+		return 0, errors.Errorf("evaluation: sequences of %d tokens, the program takes %d", ds.SeqLen(), T)
+	}
+	blank := make([]int, T)
+	ignored := make([]int, T)
+	for i := range ignored {
+		ignored[i] = data.Ignore
+	}
+	var sum, count float64
+	for lo := 0; lo < n; lo += b {
+		ids, targets := make([][]int, b), make([][]int, b)
+		scored := 0
+		for j := range ids {
+			if lo+j < n {
+				ids[j], targets[j] = ds.At(lo + j)
+				for _, t := range targets[j] {
+					if t != data.Ignore {
+						scored++
+					}
+				}
+			} else {
+				ids[j], targets[j] = blank, ignored
+			}
+		}
+		if scored == 0 {
+			continue
+		}
+		_, ce, err := p.run(ids, targets)
+		p.reset()
+		if err != nil {
+			return 0, errors.Wrapf(err, "evaluation: sequences %d..%d", lo, min(lo+b, n)-1)
+		}
+		sum += ce * float64(scored)
+		count += float64(scored)
+	}
+	ops.ReleaseBuffers(p.graph)
+	if count == 0 {
+		return 0, errors.New("evaluation: no scored tokens")
+	}
+	return sum / count, nil
 }

@@ -16,7 +16,7 @@ import (
 // tinyRun is a small cheems-like model on the first 60 kB of the KJV.
 func tinyRun(t *testing.T, dir string, steps int) *Run {
 	t.Helper()
-	train, valid, err := data.KJVSplit()
+	train, valid, _, err := data.KJVSplit()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,13 +21,15 @@ type program struct {
 	loss, ce     *G.Node
 	params       layers.Params
 	grads        G.Nodes
+	// batch and seqLen are the input shape the program was compiled for.
+	batch, seqLen int
 }
 
 // compile builds the loss graph of m for [batch, seqLen] inputs, with the
 // gradients of every parameter when withGrad is set.
 func compile(m *graph.Model, batch, seqLen int, withGrad bool) (*program, error) {
 	b := layers.NewBuilder(m.Dtype())
-	p := &program{}
+	p := &program{batch: batch, seqLen: seqLen}
 	zeros := make([]float64, batch*seqLen)
 	if err := b.Run("compile", func() {
 		idsN, tgtN := b.Input("ids", zeros, batch, seqLen), b.Input("targets", zeros, batch, seqLen)

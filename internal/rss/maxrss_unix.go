@@ -1,11 +1,11 @@
 //go:build unix
 
-package wmcli
+package rss
 
 import "syscall"
 
-// peakRSSMB is the process's peak resident set size in MiB (getrusage).
-func peakRSSMB() float64 {
+// maxRSSMB is getrusage's peak resident set size of the process in MiB.
+func maxRSSMB() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
