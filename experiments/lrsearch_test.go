@@ -35,7 +35,7 @@ func TestSearchLR(t *testing.T) {
 	}{
 		{"inside", 3e-3, 1, 3e-3, false, grid, false},
 		// best beyond the top: two extensions of ×10/3 (3 digits), the last
-	// still best.
+		// still best.
 		{"above", 1, 1, 0.111, true, []float64{1e-3, 3e-3, 1e-2, 0.0333, 0.111}, false},
 		// the extension diverges: the grid's top is chosen, not at the edge.
 		{"diverges above", 1, 2e-2, 1e-2, false, []float64{1e-3, 3e-3, 1e-2, 0.0333}, true},
