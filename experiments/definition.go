@@ -12,15 +12,18 @@ import (
 
 // The presets of SPEC §7: tiny runs a whole table in under a minute (CI),
 // small about half an hour a table on a 2-core machine, paper at the
-// papers' sizes.
+// papers' sizes. medium is small trained on 4× the tokens (4× the steps),
+// so that a gap between arms can be read at two training lengths: does it
+// close or widen with scale?
 const (
-	Tiny  = "tiny"
-	Small = "small"
-	Paper = "paper"
+	Tiny   = "tiny"
+	Small  = "small"
+	Medium = "medium"
+	Paper  = "paper"
 )
 
 // Presets lists the preset names in size order.
-var Presets = []string{Tiny, Small, Paper}
+var Presets = []string{Tiny, Small, Medium, Paper}
 
 // Task is what the runner does with an arm.
 type Task string

@@ -19,7 +19,7 @@ import (
 // be zero at every length).
 func init() {
 	Register(&Definition{
-		Name: "extrapolation", Version: 1,
+		Name: "extrapolation", Version: 2,
 		Title:     "length extrapolation: RoPE, dynamic NTK, CoCA, CoCA+NTK; sliding-window ppl and passkey over 1×–16× the training length",
 		Reference: "CoCA Tables 1–2",
 		Notes: []string{
@@ -33,6 +33,7 @@ func init() {
 			{Kind: PlotMeasureLines, File: "passkey_vs_length", Title: "passkey retrieval", XLabel: "evaluation length (tokens)", YLabel: "accuracy", Prefix: "passkey", LogX: true},
 			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (training length)", XLabel: "step", YLabel: "val ppl", LogY: true},
 		},
+		LRGrid: lmLRGrid,
 	})
 }
 
@@ -43,8 +44,9 @@ type extrapolationSize struct {
 }
 
 var extrapolationSizes = map[string]extrapolationSize{
-	Tiny:  {lm: lmSize{DModel: 32, Heads: 2, Pairs: 1, Steps: 30, Batch: 4, SeqLen: 384, LR: 3e-3, EvalEvery: 10, EvalBatches: 1}, factors: []int{1, 2, 4}, passkeys: 2},
-	Small: {lm: lmSize{DModel: 64, Heads: 4, Pairs: 2, Steps: 500, Batch: 8, SeqLen: 512, LR: 2e-3, EvalEvery: 50, EvalBatches: 4}, factors: []int{1, 2, 4, 8, 16}, passkeys: 10},
+	Tiny:   {lm: lmSize{DModel: 32, Heads: 2, Pairs: 1, Steps: 30, Batch: 4, SeqLen: 384, LR: 3e-3, EvalEvery: 10, EvalBatches: 1}, factors: []int{1, 2, 4}, passkeys: 2},
+	Small:  {lm: lmSize{DModel: 64, Heads: 4, Pairs: 2, Steps: 500, Batch: 8, SeqLen: 512, LR: 2e-3, EvalEvery: 50, EvalBatches: 4}, factors: []int{1, 2, 4, 8, 16}, passkeys: 10},
+	Medium: {lm: lmSize{DModel: 64, Heads: 4, Pairs: 2, Steps: 2000, Batch: 8, SeqLen: 512, LR: 2e-3, EvalEvery: 200, EvalBatches: 4}, factors: []int{1, 2, 4, 8, 16}, passkeys: 10},
 	// paper: CoCA's RoFormer-350M (d 1024, 24 layers, 16 heads), 512 tokens.
 	Paper: {lm: lmSize{DModel: 1024, Heads: 16, Pairs: 24, Steps: 20000, Batch: 32, SeqLen: 512, LR: 3e-4, EvalEvery: 1000, EvalBatches: 16}, factors: []int{1, 2, 4, 8, 16, 32, 64}, passkeys: 100},
 }

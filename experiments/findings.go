@@ -3,15 +3,10 @@ package experiments
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/pkg/errors"
-
-	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
+	"github.com/wonderful-matrices/wonderful-matrices-go/plots"
 )
 
 // The verdicts of a claim.
@@ -22,34 +17,58 @@ const (
 	NotRun        = "not run"
 )
 
-// MinSeeds is the number of seeds per arm a verdict needs.
-const MinSeeds = 3
+// MinSeeds is the number of seeds per arm a verdict needs; NoisyMinSeeds
+// the number an arm needs when its sd exceeds NoisyCV of its mean.
+const (
+	MinSeeds      = 3
+	NoisyMinSeeds = 5
+)
 
-// Comparison is one measured difference between two arms of one
-// experiment at one preset: A − B of a per-seed value (mean over seeds and
-// a 95% Welch interval), or, for a trend, a slope.
+// FamilyAlpha is the family-wise error rate of each claim's comparisons
+// (Holm–Bonferroni over the comparisons that test the claim).
+const FamilyAlpha = 0.05
+
+// Comparison is one measured difference: A − B of a per-seed value, paired
+// over the seeds both arms ran when there are at least two (a seed fixes
+// the order of the training data, shared by the arms of an experiment),
+// Welch's unpaired t otherwise; or a slope, or A against a threshold.
 type Comparison struct {
 	Experiment, Preset string
 	// What the comparison reads ("SSD: RoPE vs a_t").
 	What string
-	// A and B are the arms (B empty for a trend).
+	// A and B name the arms (B is the threshold or "" for a trend).
 	A, B   string
 	SA, SB Stat
-	Diff   Interval
-	// Want is the sign of A − B the paper's claim predicts (−1, +1), 0
-	// for a comparison that only informs.
+	// Diff is the estimate with its interval at confidence 1 − Alpha:
+	// the Holm step-down level for a comparison that tests a claim, 95%
+	// for one that informs.
+	Diff  Interval
+	Alpha float64
+	// PHolm is the Holm-adjusted p-value within the claim (NaN when the
+	// comparison informs or has no test).
+	PHolm float64
+	// Test names the test ("paired t", "Welch t", "regression t",
+	// "one-sample t").
+	Test string
+	// Want is the sign of A − B the claim predicts (−1, +1), 0 for a
+	// comparison that only informs.
 	Want int
-	// Seeds is the fewest seeds of A and B.
-	Seeds   int
+	// Seeds is the number of pairs (paired), or the fewest seeds of A and B.
+	Seeds int
+	// Noisy names an arm whose sd exceeds NoisyCV of its mean with fewer
+	// than NoisyMinSeeds seeds ("" when none).
+	Noisy   string
 	Verdict string
 	// Digits of the values in the table.
 	Digits int
 }
 
-// Claim is one claim of the papers with the comparisons that test it.
+// Claim is one claim of the papers (or a positive control) with the
+// comparisons that test it.
 type Claim struct {
 	Title, Source string
-	// Paper is what the paper reports for it.
+	// Paper is what the paper reports for it (for a control: why the
+	// effect is known).
 	Paper   string
 	Rows    []Comparison
 	Verdict string
@@ -59,20 +78,33 @@ type Claim struct {
 	// Informs marks a set of measured effects that no paper claims: it
 	// gets no verdict.
 	Informs bool
+	// Control marks a positive control: an effect known to exist, which
+	// must come out reproduced, or the instrument is suspect.
+	Control bool
+	// Figure is the base name of a plot drawn beside findings.md by plot,
+	// "" for none.
+	Figure string
+	plot   func() plots.Lines
 }
 
 // Measured is the verdict of a set of comparisons that tests no claim.
 const Measured = "measured (no claim)"
 
-// judge sets the comparison's verdict: reproduced when its interval lies on
-// the claim's side of zero, not reproduced when on the other side,
-// inconclusive when it holds zero or the arms have fewer than MinSeeds.
+// judge sets the comparison's verdict from its interval (already at its
+// level): reproduced when the interval lies on the claim's side of zero,
+// not reproduced when on the other side, inconclusive when it holds zero,
+// when there are fewer than MinSeeds seeds, or when an arm is noisy with
+// fewer than NoisyMinSeeds.
 func (c *Comparison) judge() {
 	switch {
 	case c.Seeds == 0:
 		c.Verdict = NotRun
 	case c.Seeds < MinSeeds:
 		c.Verdict = fmt.Sprintf("%s (%d seed(s), %d needed)", Inconclusive, c.Seeds, MinSeeds)
+	case c.Want != 0 && c.Noisy != "":
+		c.Verdict = fmt.Sprintf("%s (%s varies by more than %.0f%% over seeds: %d seeds needed)", Inconclusive, c.Noisy, 100*NoisyCV, NoisyMinSeeds)
+	case math.IsNaN(c.Diff.Lo):
+		c.Verdict = Inconclusive + " (no test)"
 	case c.Want == 0:
 		switch {
 		case c.Diff.Hi < 0:
@@ -91,11 +123,38 @@ func (c *Comparison) judge() {
 	}
 }
 
-// judge sets the claim's verdict from its rows that test it (Want ≠ 0):
-// reproduced when every one is; not reproduced when at least one goes
-// significantly against the claim; inconclusive otherwise; not run when no
-// row has results.
+// correct moves the intervals of the rows that test the claim to Holm's
+// step-down levels at FamilyAlpha (so that an interval excludes zero
+// exactly when Holm rejects), records the adjusted p-values, and judges
+// every row. Rows that inform keep their 95% intervals.
+func (cl *Claim) correct() {
+	var idx []int
+	var ps []float64
+	for i, r := range cl.Rows {
+		cl.Rows[i].PHolm = math.NaN()
+		cl.Rows[i].Alpha = 0.05
+		if r.Want != 0 && r.Seeds >= MinSeeds && !math.IsNaN(r.Diff.P) {
+			idx = append(idx, i)
+			ps = append(ps, r.Diff.P)
+		}
+	}
+	adj, lv := Holm(ps), HolmAlphas(ps, FamilyAlpha)
+	for k, i := range idx {
+		r := &cl.Rows[i]
+		r.PHolm, r.Alpha = adj[k], lv[k]
+		r.Diff = r.Diff.At(lv[k])
+	}
+	for i := range cl.Rows {
+		cl.Rows[i].judge()
+	}
+}
+
+// judge corrects and judges the rows, then sets the claim's verdict from
+// the rows that test it (Want ≠ 0): reproduced when every one is; not
+// reproduced when at least one goes significantly against the claim;
+// inconclusive otherwise; not run when no row has results.
 func (cl *Claim) judge() {
+	cl.correct()
 	var run, rep, against, few, notRun int
 	for _, r := range cl.Rows {
 		if r.Seeds == 0 {
@@ -106,7 +165,7 @@ func (cl *Claim) judge() {
 		}
 		run++
 		switch {
-		case r.Seeds < MinSeeds:
+		case r.Seeds < MinSeeds || (r.Noisy != "" && r.Verdict != Reproduced && r.Verdict != NotReproduced):
 			few++
 		case r.Verdict == Reproduced:
 			rep++
@@ -119,21 +178,25 @@ func (cl *Claim) judge() {
 			cl.Why += fmt.Sprintf("; %d comparison(s) have no results yet", notRun)
 		}
 	}()
+	side := "the paper"
+	if cl.Control {
+		side = "the known effect"
+	}
 	switch {
 	case cl.Informs && len(cl.Rows) > notRun:
 		cl.Verdict, cl.Why = Measured, "effects measured without a claim of the papers to test"
 	case run == 0:
 		cl.Verdict, cl.Why = NotRun, "no results for this claim's experiments under the results folder"
 	case few > 0:
-		cl.Verdict, cl.Why = Inconclusive, fmt.Sprintf("%d of %d comparisons have fewer than %d seeds per arm", few, run, MinSeeds)
+		cl.Verdict, cl.Why = Inconclusive, fmt.Sprintf("%d of %d comparisons have too few seeds (%d per arm, %d for an arm whose sd exceeds %.0f%% of its mean)", few, run, MinSeeds, NoisyMinSeeds, 100*NoisyCV)
 	case rep == run:
-		cl.Verdict, cl.Why = Reproduced, fmt.Sprintf("all %d comparisons go the paper's way, each 95%% interval excluding zero", run)
+		cl.Verdict, cl.Why = Reproduced, fmt.Sprintf("all %d comparisons go %s's way, each Holm-corrected interval excluding zero", run, side)
 	case against > 0:
 		cl.Verdict = NotReproduced
-		cl.Why = fmt.Sprintf("%d of %d comparisons go significantly against the paper, %d with it, %d within noise", against, run, rep, run-rep-against)
+		cl.Why = fmt.Sprintf("%d of %d comparisons go significantly against %s, %d with it, %d within noise (Holm-corrected)", against, run, side, rep, run-rep-against)
 	default:
 		cl.Verdict = Inconclusive
-		cl.Why = fmt.Sprintf("%d of %d comparisons go the paper's way, the other %d are within noise (95%% interval holds zero)", rep, run, run-rep)
+		cl.Why = fmt.Sprintf("%d of %d comparisons go %s's way, the other %d are within noise (Holm-corrected interval holds zero)", rep, run, side, run-rep)
 	}
 }
 
@@ -144,15 +207,37 @@ func (cl *Claim) add(c Comparison, ok bool) {
 	}
 }
 
-// seedValues are the per-seed values of key of an arm.
-func seedValues(ar ArmResults, key string) []float64 {
-	var vs []float64
-	for _, s := range ar.Seeds {
-		if v, ok := value(ar.Arm, s.Result, key); ok {
-			vs = append(vs, v)
+// seedMeasure is a per-seed value of an arm, by seed.
+type seedMeasure func(ArmResults) map[int]float64
+
+// measureOf is the measure key of an arm at each seed that has it.
+func measureOf(key string) seedMeasure {
+	return func(ar ArmResults) map[int]float64 {
+		out := map[int]float64{}
+		for _, s := range ar.Seeds {
+			if v, ok := value(ar.Arm, s.Result, key); ok {
+				out[s.Seed] = v
+			}
 		}
+		return out
 	}
-	return vs
+}
+
+// testPPL is the per-seed test perplexity: every perplexity claim reads it.
+var testPPL = measureOf("test_ppl")
+
+// values lists a per-seed map's values in seed order.
+func values(m map[int]float64) []float64 {
+	var seeds []int
+	for s := range m {
+		seeds = append(seeds, s)
+	}
+	sort.Ints(seeds)
+	out := make([]float64, len(seeds))
+	for i, s := range seeds {
+		out[i] = m[s]
+	}
+	return out
 }
 
 // results are the collected arms of the experiments found under a folder,
@@ -182,7 +267,9 @@ func collectAll(out string) (results, error) {
 	return rs, nil
 }
 
-// presets lists the presets of an experiment that have results, in size order.
+// presets lists the presets of an experiment that have results, in size
+// order; tiny is left out when a larger preset has results (tiny runs are
+// smoke tests, not evidence).
 func (rs results) presets(exp string) []string {
 	var out []string
 	for _, p := range Presets {
@@ -190,324 +277,116 @@ func (rs results) presets(exp string) []string {
 			out = append(out, p)
 		}
 	}
+	if len(out) > 1 && out[0] == Tiny {
+		out = out[1:]
+	}
 	return out
 }
 
-// compare is arm a against arm b of exp at preset on the per-seed values
-// that f derives from each arm (nil for none), with the paper's sign want.
-func (rs results) compare(exp, preset, what, a, b string, want, digits int, f func(ArmResults) []float64) (Comparison, bool) {
-	A, okA := rs[exp][preset][a]
-	B, okB := rs[exp][preset][b]
+// side is one side of a comparison: an arm of an experiment at a preset
+// and the per-seed value read from it.
+type side struct {
+	exp, preset, arm string
+	f                seedMeasure
+}
+
+func (rs results) arm(s side) (ArmResults, bool) {
+	ar, ok := rs[s.exp][s.preset][s.arm]
+	return ar, ok
+}
+
+// label names a side in a table: the arm, with its preset when the other
+// side's differs.
+func (s side) label(other side) string {
+	if s.preset != other.preset || s.exp != other.exp {
+		return fmt.Sprintf("%s (%s %s)", s.arm, s.exp, s.preset)
+	}
+	return s.arm
+}
+
+// noisy names the sides whose values vary by more than NoisyCV of their
+// mean with fewer than NoisyMinSeeds seeds.
+func noisy(names []string, stats []Stat) string {
+	var out []string
+	for i, st := range stats {
+		if st.N < NoisyMinSeeds && st.N > 1 && st.SD > NoisyCV*math.Abs(st.Mean) {
+			out = append(out, names[i])
+		}
+	}
+	return strings.Join(out, " and ")
+}
+
+// compareSides is A − B with the claim's sign want: paired over the seeds
+// both have when there are at least two, Welch otherwise; ok is false when
+// an arm is missing.
+func (rs results) compareSides(what string, a, b side, want, digits int) (Comparison, bool) {
+	A, okA := rs.arm(a)
+	B, okB := rs.arm(b)
 	if !okA || !okB {
 		return Comparison{}, false
 	}
-	va, vb := f(A), f(B)
-	c := Comparison{Experiment: exp, Preset: preset, What: what, A: a, B: b, SA: meanSD(va), SB: meanSD(vb), Want: want, Seeds: min(len(va), len(vb)), Digits: digits}
-	if iv, ok := WelchDiff(va, vb); ok {
-		c.Diff = iv
-	} else {
-		c.Diff = Interval{Est: c.SA.Mean - c.SB.Mean, Lo: math.NaN(), Hi: math.NaN()}
+	ma, mb := a.f(A), b.f(B)
+	va, vb := values(ma), values(mb)
+	c := Comparison{Experiment: a.exp, Preset: a.preset, What: what, A: a.label(b), B: b.label(a), SA: meanSD(va), SB: meanSD(vb), Want: want, Digits: digits}
+	if a.preset != b.preset {
+		c.Preset = a.preset + " vs " + b.preset
 	}
-	c.judge()
+	var pa, pb []float64
+	for s, v := range ma {
+		if w, ok := mb[s]; ok {
+			pa, pb = append(pa, v), append(pb, w)
+		}
+	}
+	if iv, ok := PairedDiff(pa, pb); ok {
+		c.Diff, c.Test, c.Seeds = iv, fmt.Sprintf("paired t (%d seeds)", len(pa)), len(pa)
+	} else if iv, ok := WelchDiff(va, vb); ok {
+		c.Diff, c.Test, c.Seeds = iv, "Welch t", min(len(va), len(vb))
+	} else {
+		c.Diff, c.Seeds = Interval{Est: c.SA.Mean - c.SB.Mean, Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()}, min(len(va), len(vb))
+	}
+	c.Noisy = noisy([]string{c.A, c.B}, []Stat{c.SA, c.SB})
 	return c, true
 }
 
-// valPPL is the per-seed validation perplexity of an arm.
-func valPPL(ar ArmResults) []float64 { return seedValues(ar, "val_ppl") }
+// compare is arm a against arm b of exp at preset on the per-seed values f.
+func (rs results) compare(exp, preset, what, a, b string, want, digits int, f seedMeasure) (Comparison, bool) {
+	return rs.compareSides(what, side{exp, preset, a, f}, side{exp, preset, b, f}, want, digits)
+}
 
-// Findings judges the papers' claims against the results under out.
+// threshold is arm a's per-seed value against a fixed level (A − level),
+// by the one-sample t test.
+func (rs results) threshold(exp, preset, what, arm string, f seedMeasure, level float64, want, digits int) (Comparison, bool) {
+	A, ok := rs[exp][preset][arm]
+	if !ok {
+		return Comparison{}, false
+	}
+	va := values(f(A))
+	st := meanSD(va)
+	c := Comparison{Experiment: exp, Preset: preset, What: what, A: arm, B: fmt.Sprintf("%g", level), SA: st, SB: Stat{Mean: level, N: 1},
+		Want: want, Digits: digits, Seeds: len(va), Test: "one-sample t"}
+	if len(va) >= 2 {
+		c.Diff = tInterval(st.Mean-level, st.SD/math.Sqrt(float64(len(va))), float64(len(va)-1))
+	} else {
+		c.Diff = Interval{Est: st.Mean - level, Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()}
+	}
+	c.Noisy = noisy([]string{arm}, []Stat{st})
+	return c, true
+}
+
+// Findings judges the positive controls and the papers' claims against the
+// results under out, controls first.
 func Findings(out string) ([]Claim, error) {
 	rs, err := collectAll(out)
 	if err != nil {
 		return nil, err
 	}
 	claims := []Claim{
+		rs.recallControl(), rs.extrapolationControl(), rs.longerTrainingControl(),
 		rs.ropeClaim(), rs.switchesClaim(), rs.dmClaim(), rs.bestSetClaim(),
-		rs.cdmoeClaim(), rs.moeClaim(), rs.mqarClaim(), rs.extrapolationClaim(),
+		rs.cdmoeClaim(), rs.moeClaim(), rs.mqarClaim(), rs.extrapolationClaim(), rs.scaleTrend(),
 	}
 	for i := range claims {
 		claims[i].judge()
 	}
 	return claims, nil
-}
-
-var table1Sets3 = []struct{ slug, title string }{{"ssd", "SSD"}, {"ssd-qcatn", "SSD + QCAtn"}, {"ssd-ifa", "SSD + IFA"}, {"ssd-ifa-dm", "SSD + IFA + DM"}}
-
-func (rs results) ropeClaim() Claim {
-	cl := Claim{
-		Title:  "RoPE gives SSD a lower perplexity than Conv1d+D and than a_t",
-		Source: "WM Table 1; TransXSSM Table 2",
-		Paper:  "at length 8192, RoPE has the lowest ppl in every module set with SSD (e.g. SSD 8.33 vs 8.56 Conv1d+D and 8.62 a_t).",
-	}
-	for _, exp := range []string{"table1", "ssdlong"} {
-		for _, p := range rs.presets(exp) {
-			for _, set := range table1Sets3 {
-				for _, other := range []struct{ slug, title string }{{"a_t", "a_t"}, {"conv1d-D", "Conv1d+D"}} {
-					cl.add(rs.compare(exp, p, set.title+": RoPE vs "+other.title, set.slug+".rope", set.slug+"."+other.slug, -1, 2, valPPL))
-				}
-			}
-		}
-	}
-	cl.Notes = []string{"ssdlong is table1's SSD rows at 8× the context (1024 bytes at small): the claim is made at 8192 tokens."}
-	return cl
-}
-
-func (rs results) switchesClaim() Claim {
-	cl := Claim{
-		Title:   "SSD's positional switches one at a time (measured effects, not a paper claim)",
-		Source:  "WM Table 1's variants, split",
-		Paper:   "the paper's variants change two switches at once (Conv1d+D = conv and D; RoPE = RoPE and D; a_t = none), so it does not report these.",
-		Informs: true,
-	}
-	pairs := []struct{ what, a, b string }{
-		{"D alone: D only vs a_t", "d-only", "a_t"},
-		{"conv alone: conv only vs a_t", "conv-only", "a_t"},
-		{"RoPE alone: RoPE only vs a_t", "rope-only", "a_t"},
-		{"conv given D: Conv1d+D vs D only", "conv1d-D", "d-only"},
-		{"RoPE given D: RoPE vs D only", "rope", "d-only"},
-	}
-	for _, exp := range []string{"table1", "ssdlong"} {
-		for _, p := range rs.presets(exp) {
-			for _, pr := range pairs {
-				cl.add(rs.compare(exp, p, "SSD "+pr.what, "ssd."+pr.a, "ssd."+pr.b, 0, 2, valPPL))
-			}
-		}
-	}
-	cl.Notes = []string{"A − B < 0 means the switch lowers perplexity."}
-	return cl
-}
-
-func (rs results) dmClaim() Claim {
-	cl := Claim{
-		Title:  "the dynamic mask improves inner-function attention",
-		Source: "WM Table 1",
-		Paper:  "SSD + IFA + DM has a lower ppl than SSD + IFA for every SSD variant (7.96 vs 8.12 with RoPE).",
-	}
-	for _, p := range rs.presets("table1") {
-		for _, v := range []struct{ slug, title string }{{"rope", "RoPE"}, {"a_t", "a_t"}, {"conv1d-D", "Conv1d+D"}} {
-			cl.add(rs.compare("table1", p, "IFA + DM vs IFA ("+v.title+")", "ssd-ifa-dm."+v.slug, "ssd-ifa."+v.slug, -1, 2, valPPL))
-		}
-		cl.add(rs.compare("table1", p, "IFA + DM (doge) vs IFA (RoPE), not in the paper", "ssd-ifa-doge.rope", "ssd-ifa.rope", 0, 2, valPPL))
-	}
-	cl.Notes = []string{"DM (paper) is a learned post-softmax gain per key position (our reading of eq. 4); DM (doge) is the value-dependent pre-softmax bias of the authors' later code. IFA's retrieval keys get no gradient (top-k)."}
-	return cl
-}
-
-func (rs results) bestSetClaim() Claim {
-	cl := Claim{
-		Title:  "SSD + IFA + DM is the best module set",
-		Source: "WM Table 1 (RoPE column)",
-		Paper:  "SSD + IFA + DM 7.96, below SSD + IFA 8.12, SSD + QCAtn 8.18, SSD 8.33 and QCAtn 8.38.",
-	}
-	for _, p := range rs.presets("table1") {
-		for _, o := range []struct{ slug, title string }{{"qcatn", "QCAtn"}, {"ssd", "SSD"}, {"ssd-qcatn", "SSD + QCAtn"}, {"ssd-ifa", "SSD + IFA"}} {
-			cl.add(rs.compare("table1", p, "SSD + IFA + DM vs "+o.title+" (RoPE)", "ssd-ifa-dm.rope", o.slug+".rope", -1, 2, valPPL))
-		}
-	}
-	return cl
-}
-
-func (rs results) cdmoeClaim() Claim {
-	cl := Claim{
-		Title:  "more CDMoE in place of MLP gives a lower perplexity at equal parameters",
-		Source: "WM Table 2",
-		Paper:  "ppl falls from 8.18 (0% CDMoE) to 7.49 (50%); dense MLPs in the first and last state transformations (37.5%, 7.52) are close to all-CDMoE.",
-	}
-	for _, p := range rs.presets("table2") {
-		arms := rs["table2"][p]
-		var xs, ys []float64
-		seeds := math.MaxInt
-		for _, ar := range arms {
-			vs := valPPL(ar)
-			seeds = min(seeds, len(vs))
-			for _, v := range vs {
-				xs, ys = append(xs, ar.Arm.Values["cdmoe_ratio"]), append(ys, v)
-			}
-		}
-		if len(xs) > 0 {
-			c := Comparison{Experiment: "table2", Preset: p, What: "slope of val ppl over the CDMoE ratio (all rows, all seeds)", A: "all rows", Want: -1, Seeds: seeds, Digits: 2,
-				SA: meanSD(ys), SB: Stat{Mean: math.NaN()}}
-			if iv, ok := Slope(xs, ys); ok {
-				c.Diff = iv
-			} else {
-				c.Diff = Interval{Est: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-			}
-			c.judge()
-			cl.Rows = append(cl.Rows, c)
-		}
-		cl.add(rs.compare("table2", p, "all-CDMoE (row 6) vs all-MLP (row 1)", "row6", "row1", -1, 2, valPPL))
-		for k := 2; k <= 5; k++ {
-			cl.add(rs.compare("table2", p, fmt.Sprintf("row %d vs all-MLP (row 1)", k), fmt.Sprintf("row%d", k), "row1", 0, 2, valPPL))
-		}
-		cl.add(rs.compare("table2", p, "dense first and last (row 5) vs all-CDMoE (row 6)", "row5", "row6", 0, 2, valPPL))
-	}
-	cl.Notes = []string{"the slope is per unit of CDMoE ratio (0 → 1) of the pattern that runs; rows 2–5 and row 5 vs row 6 inform and are not part of the verdict."}
-	return cl
-}
-
-func (rs results) moeClaim() Claim {
-	cl := Claim{
-		Title:  "MoE-SEI and CDMoE beat a routed MoE at equal total and active parameters",
-		Source: "WM Table 3",
-		Paper:  "on C-Eval (not reproducible offline): CDMoE best on every task, MoE-SEI above MoE on average. Here: validation perplexity.",
-	}
-	for _, p := range rs.presets("table3") {
-		for _, o := range []struct{ slug, title string }{{"moe-sei", "MoE-SEI"}, {"cdmoe", "CDMoE"}} {
-			cl.add(rs.compare("table3", p, o.title+" vs MoE", o.slug, "moe", -1, 2, valPPL))
-		}
-	}
-	return cl
-}
-
-func (rs results) mqarClaim() Claim {
-	cl := Claim{
-		Title:  "IFA + DM recalls best on MQAR at the longest sequence length",
-		Source: "WM Figure 5",
-		Paper:  "a figure (no numbers): IFA with the dynamic mask keeps the highest accuracy as the sequence grows.",
-	}
-	for _, p := range rs.presets("mqar") {
-		arms := rs["mqar"][p]
-		longest := 0
-		dms := map[string]bool{}
-		for _, ar := range arms {
-			if T, err := strconv.Atoi(ar.Arm.Label("seq_len")); err == nil && len(ar.Seeds) > 0 {
-				longest = max(longest, T)
-			}
-			dms[ar.Arm.Label("d_model")] = true
-		}
-		var ds []int
-		for d := range dms {
-			if v, err := strconv.Atoi(d); err == nil {
-				ds = append(ds, v)
-			}
-		}
-		sort.Ints(ds)
-		for _, d := range ds {
-			for _, o := range []struct{ slug, title string }{{"qcatn", "QCAtn"}, {"ssd", "SSD"}, {"ifa", "IFA"}} {
-				a, b := fmt.Sprintf("ifa-dm.d%d.t%d", d, longest), fmt.Sprintf("%s.d%d.t%d", o.slug, d, longest)
-				acc := func(ar ArmResults) []float64 { return seedValues(ar, "accuracy") }
-				cl.add(rs.compare("mqar", p, fmt.Sprintf("IFA + DM vs %s (d_model %d, length %d)", o.title, d, longest), a, b, +1, 3, acc))
-			}
-		}
-	}
-	return cl
-}
-
-func (rs results) extrapolationClaim() Claim {
-	cl := Claim{
-		Title:  "CoCA with dynamic NTK extrapolates flattest",
-		Source: "CoCA Tables 1–2",
-		Paper:  "from 512 to 32k tokens, CoCA + NTK's sliding-window ppl grows least (20.1 → 101) against RoPE (19.7 → ∞), RoPE + NTK (→ 381) and CoCA (→ 172).",
-	}
-	for _, p := range rs.presets("extrapolation") {
-		// growth is ppl at the longest evaluation length over ppl at the
-		// training length, per seed.
-		growth := func(ar ArmResults) []float64 {
-			var out []float64
-			T := ar.Arm.Train.SeqLen
-			for _, s := range ar.Seeds {
-				longest := 0
-				for k := range s.Result.Measures {
-					if n, ok := strings.CutPrefix(k, "ppl@"); ok {
-						if v, err := strconv.Atoi(n); err == nil {
-							longest = max(longest, v)
-						}
-					}
-				}
-				base, ok1 := s.Result.Measures[fmt.Sprintf("ppl@%d", T)]
-				far, ok2 := s.Result.Measures[fmt.Sprintf("ppl@%d", longest)]
-				if ok1 && ok2 && base > 0 {
-					out = append(out, far/base)
-				}
-			}
-			return out
-		}
-		for _, o := range []struct{ slug, title string }{{"rope", "RoPE"}, {"rope-ntk", "RoPE + NTK"}, {"coca", "CoCA"}} {
-			cl.add(rs.compare("extrapolation", p, "ppl growth (longest ÷ training length): CoCA + NTK vs "+o.title, "coca-ntk", o.slug, -1, 2, growth))
-		}
-	}
-	return cl
-}
-
-// FindingsMarkdown writes the claims as findings.md: a summary table, then
-// per claim the paper's statement, the comparisons and the verdict.
-func FindingsMarkdown(out string, claims []Claim) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Findings: the papers' claims against measured results\n\n")
-	fmt.Fprintf(&b, "Generated by `wm findings %s` from the saved results; nothing here is typed in by hand.\n\n", out)
-	b.WriteString("How to read it. Each comparison is A − B of a per-seed measure (validation perplexity unless it says otherwise): the difference of the means over seeds with a 95% confidence interval by Welch's t (unequal variances). A comparison that tests a claim is **reproduced** when its interval lies entirely on the paper's side of zero, **not reproduced** when it lies entirely on the other side, and **inconclusive** when it holds zero or an arm has fewer than ")
-	fmt.Fprintf(&b, "%d seeds. A claim is reproduced when all its comparisons are, not reproduced when at least one goes significantly against it, inconclusive otherwise. Comparisons marked *informs* are measured effects without a claim. These are byte-level models on the KJV, thousands of times smaller and shorter-trained than the papers': a verdict says what holds at this scale, not whether the paper is right at its own.\n\n", MinSeeds)
-	b.WriteString("## Summary\n\n| # | claim | source | verdict | why |\n| --- | --- | --- | --- | --- |\n")
-	for i, cl := range claims {
-		fmt.Fprintf(&b, "| %d | %s | %s | **%s** | %s |\n", i+1, cl.Title, cl.Source, cl.Verdict, cl.Why)
-	}
-	for i, cl := range claims {
-		fmt.Fprintf(&b, "\n## %d. %s\n\n*%s.* Paper: %s\n\n", i+1, cl.Title, cl.Source, cl.Paper)
-		if len(cl.Rows) == 0 {
-			b.WriteString("No results: run the experiments named above (`wm run NAME --preset small --seeds 3 --out RESULTS`).\n")
-		} else {
-			b.WriteString("| experiment | preset | comparison | A (mean ± sd) | B (mean ± sd) | A − B [95% CI] | A − B (% of B) | seeds | verdict |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-			var notRun []string
-			for _, r := range cl.Rows {
-				if r.Seeds == 0 {
-					notRun = append(notRun, fmt.Sprintf("%s %s (%s)", r.Experiment, r.Preset, r.What))
-					continue
-				}
-				rel := "—"
-				if r.B != "" && r.SB.Mean != 0 && !math.IsNaN(r.SB.Mean) && !math.IsNaN(r.Diff.Est) {
-					rel = fmt.Sprintf("%+.1f%%", 100*r.Diff.Est/r.SB.Mean)
-				}
-				ci := fmt.Sprintf("%+.*f", r.Digits+1, r.Diff.Est)
-				if !math.IsNaN(r.Diff.Lo) {
-					ci += fmt.Sprintf(" [%+.*f, %+.*f]", r.Digits+1, r.Diff.Lo, r.Digits+1, r.Diff.Hi)
-				}
-				sb := "—"
-				if r.B != "" {
-					sb = fmt.Sprintf("%s: %s", r.B, statSD(r.SB, r.Digits))
-				} else {
-					ci = "slope " + ci
-				}
-				verdict := r.Verdict
-				if r.Want == 0 && r.Seeds >= MinSeeds {
-					verdict = "*informs:* " + verdict
-				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s: %s | %s | %s | %s | %d | %s |\n", r.Experiment, r.Preset, r.What, r.A, statSD(r.SA, r.Digits), sb, ci, rel, r.Seeds, verdict)
-			}
-			if len(notRun) > 0 {
-				b.WriteString("\nNo results yet for: " + strings.Join(notRun, "; ") + ".\n")
-			}
-		}
-		fmt.Fprintf(&b, "\n**Verdict: %s.** %s.\n", cl.Verdict, strings.ToUpper(cl.Why[:1])+cl.Why[1:])
-		for _, n := range cl.Notes {
-			b.WriteString("\n- " + n)
-		}
-		if len(cl.Notes) > 0 {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
-// statSD prints mean ± sd (the sd whenever there is more than one seed).
-func statSD(s Stat, digits int) string {
-	if s.N > 1 {
-		return format(s.Mean, digits) + " ± " + format(s.SD, digits)
-	}
-	return format(s.Mean, digits)
-}
-
-// WriteFindings judges the claims against the results under out and
-// writes the Markdown atomically to path (default out/findings.md).
-func WriteFindings(out, path string) (string, []Claim, error) {
-	claims, err := Findings(out)
-	if err != nil {
-		return "", nil, err
-	}
-	if path == "" {
-		path = filepath.Join(out, "findings.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", nil, errors.Wrap(err, "findings")
-	}
-	return path, claims, atomicfile.WriteBytes(path, []byte(FindingsMarkdown(out, claims)))
 }

@@ -17,7 +17,7 @@ func TestLookupAndPresetErrors(t *testing.T) {
 	}
 	def, _ := experiments.Lookup("table3")
 	_, err := experiments.Runner{Out: t.TempDir(), Preset: "huge"}.Run(def)
-	if err == nil || !strings.Contains(err.Error(), "tiny, small, paper") {
+	if err == nil || !strings.Contains(err.Error(), "tiny, small, medium, paper") {
 		t.Errorf("unknown preset: %v (should list the presets)", err)
 	}
 	_, err = experiments.Runner{Out: t.TempDir(), Preset: "tiny", Arms: []string{"nope"}}.Run(def)

@@ -24,14 +24,22 @@ type lmSize struct {
 // lmSizes are the sizes of table1/table2/table3. paper follows TransXSSM
 // Table 2 (d_model 256, sequence length 8192, 8000 steps) and WM Table 2's
 // 16 sublayers; the batch and learning rate are not stated for those
-// tables, so they follow WM appendix C.2 (3e-4). small is sized so that
+// tables, so they follow WM appendix C.2 (3e-4); medium is small on 4× the
+// tokens. small is sized so that
 // table1's 13 arms take about half an hour on 2 cores with OpenBLAS
 // (measured figures in the README), tiny so that a table runs in seconds.
 var lmSizes = map[string]lmSize{
 	Tiny:  {DModel: 32, Heads: 2, Pairs: 2, Experts: 16, Steps: 30, Batch: 4, SeqLen: 64, LR: 3e-3, EvalEvery: 10, EvalBatches: 2},
 	Small: {DModel: 64, Heads: 4, Pairs: 4, Experts: 64, Steps: 450, Batch: 16, SeqLen: 128, LR: 2e-3, EvalEvery: 50, EvalBatches: 8},
-	Paper: {DModel: 256, Heads: 4, Pairs: 8, Experts: 1024, Steps: 8000, Batch: 8, SeqLen: 8192, LR: 3e-4, EvalEvery: 200, EvalBatches: 16},
+	// medium is small on 4× the training tokens.
+	Medium: {DModel: 64, Heads: 4, Pairs: 4, Experts: 64, Steps: 1800, Batch: 16, SeqLen: 128, LR: 2e-3, EvalEvery: 200, EvalBatches: 8},
+	Paper:  {DModel: 256, Heads: 4, Pairs: 8, Experts: 1024, Steps: 8000, Batch: 8, SeqLen: 8192, LR: 3e-4, EvalEvery: 200, EvalBatches: 16},
 }
+
+// lmLRGrid is the learning-rate grid of the language-model experiments
+// (zoology's, around small's old fixed 2e-3); the search extends it past
+// an edge where the best rate sits.
+var lmLRGrid = map[string][]float64{Small: {1e-3, 3e-3, 1e-2}, Medium: {1e-3, 3e-3, 1e-2}}
 
 // model is the config of pattern at this size, byte vocabulary, the paper
 // dynamic mask sized to the training length.

@@ -10,7 +10,7 @@ package experiments
 // table1's paper size.
 func init() {
 	Register(&Definition{
-		Name: "ssdlong", Version: 1,
+		Name: "ssdlong", Version: 2,
 		Title:     "table1's SSD rows (Conv1d+D, a_t, RoPE and one switch at a time) at a longer training context",
 		Reference: "Wonderful Matrices Table 1 (SSD row); TransXSSM Table 2",
 		Notes: []string{
@@ -24,6 +24,7 @@ func init() {
 			{Kind: PlotGroupedBars, File: "test_ppl_by_variant", Title: "test perplexity (mean ± sd over seeds)", YLabel: "test ppl", Key: "test_ppl", X: "modules", Series: "variant"},
 			ratioPlot("ssd.a_t"),
 		},
+		LRGrid: lmLRGrid,
 	})
 }
 
@@ -50,5 +51,5 @@ func ssdLongArms(preset string) ([]Arm, error) {
 			arms = append(arms, table1Arm(s, set, v))
 		}
 	}
-	return arms, nil
+	return arms, matchParams(arms, "ssd.rope")
 }

@@ -3,6 +3,9 @@ package experiments
 import (
 	"strings"
 
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
@@ -19,17 +22,20 @@ import (
 // (no switch). One more arm uses Doge's value-dependent dynamic mask.
 func init() {
 	Register(&Definition{
-		Name: "table1", Version: 2,
+		Name: "table1", Version: 3,
 		Title:     "SSD positional variant (Conv1d+D, a_t, RoPE and one switch at a time) × {QCAtn, SSD, SSD+QCAtn, SSD+IFA, SSD+IFA+DM}: perplexity and throughput",
 		Reference: "Wonderful Matrices Table 1; TransXSSM Table 2",
 		Notes: append([]string{
 			"paper ppl: WM Table 1 (sequence length 8192); paper steps/s: TransXSSM Table 2 (d_model 256, 8000 steps, on GPUs); compare the ratios between arms, not the values.",
 			"QCAtn uses RoPE in every arm; Conv1d+D and a_t change only the SSD layers (WM Table 1: \"QCAtn cannot use Conv1d+D and a_t\").",
+			"every arm is matched in total parameters to QCAtn's within 1% through the MLP width (mlp.d_ff); the mixers differ by up to 6% of the total otherwise.",
+			"IFA's retrieval keys (v_keys) are drawn from N(0, 0.02), not zeros as in listing 7: with no gradient through top-k, zero keys would tie every score and fix the same inner values for every token for ever (the spec resolves it so).",
 			"the paper's variants differ in more than one switch: Conv1d+D = conv and D, a_t = neither, RoPE = RoPE and D. The SSD rows add \"D only\", \"conv only\" and \"RoPE only\", so that each switch can be read alone against a_t, and conv and RoPE given D against \"D only\".",
 		}, dynamicMaskNotes...),
 		Arms:    table1Arms,
 		Columns: lmColumns(true),
 		Plots:   table1Plots,
+		LRGrid:  lmLRGrid,
 	})
 }
 
@@ -107,7 +113,39 @@ func table1Arms(preset string) ([]Arm, error) {
 			arms = append(arms, table1Arm(s, set, v))
 		}
 	}
-	return arms, nil
+	return arms, matchParams(arms, "qcatn.rope")
+}
+
+// matchParams sizes the MLP width (mlp.d_ff) of every arm so that its total
+// parameter count is within 1% of the arm named reference's, as WM Table 2
+// does ("we strictly construct different models with the same number of
+// parameters"): QCAtn, SSD and IFA differ in their mixers' parameters (at
+// small, QCAtn has 6% more than SSD + IFA + DM), and the MLPs make up the
+// difference. The reference keeps its default width.
+func matchParams(arms []Arm, reference string) error {
+	var target int64
+	for _, a := range arms {
+		if a.Name == reference {
+			var err error
+			if target, _, err = graph.CountConfig(a.Model); err != nil {
+				return errors.Wrapf(err, "arm %s", a.Name)
+			}
+		}
+	}
+	if target == 0 {
+		return errors.Errorf("match parameters: no arm %q", reference)
+	}
+	for i := range arms {
+		if arms[i].Name == reference {
+			continue
+		}
+		m, err := graph.Match(arms[i].Model, graph.KnobMLPWidth, target, false)
+		if err != nil {
+			return errors.Wrapf(err, "arm %s", arms[i].Name)
+		}
+		arms[i].Model = m
+	}
+	return nil
 }
 
 // table1Arm is one module set with one SSD variant at size s, with the

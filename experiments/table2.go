@@ -17,7 +17,7 @@ import (
 // "SM SM SM SM SM SM SM AM" and so on).
 func init() {
 	Register(&Definition{
-		Name: "table2", Version: 2,
+		Name: "table2", Version: 3,
 		Title:     "MLP vs CDMoE ratio: the six patterns of WM Table 2 at equal parameters",
 		Reference: "Wonderful Matrices Table 2",
 		Notes: []string{
@@ -32,6 +32,7 @@ func init() {
 			{Kind: PlotGroupedBars, File: "test_ppl_by_ratio", Title: "test perplexity (mean ± sd over seeds)", YLabel: "test ppl", Key: "test_ppl", X: "paper CDMoE ratio", Series: "paper pattern"},
 			ratioPlot("row1"),
 		},
+		LRGrid: lmLRGrid,
 	})
 }
 

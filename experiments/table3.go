@@ -4,6 +4,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 )
 
 // table3 is Wonderful Matrices Table 3: routed MoE (R), MoE-SEI (H) and
@@ -20,12 +21,13 @@ import (
 // transcribed below, beside the measured perplexity.
 func init() {
 	Register(&Definition{
-		Name: "table3", Version: 1,
+		Name: "table3", Version: 2,
 		Title:     "MoE vs MoE-SEI vs CDMoE at equal total and active parameters (perplexity)",
 		Reference: "Wonderful Matrices Table 3",
 		Notes: []string{
-			"the paper reports C-Eval zero-shot and five-shot accuracy (mean over its 53 subjects here), not perplexity: C-Eval is not reproducible offline with a byte-level KJV model, so the measured column is validation perplexity and the two are not comparable.",
+			"the paper reports C-Eval zero-shot and five-shot accuracy (mean over its 53 subjects here), not perplexity: C-Eval is not reproducible offline with a byte-level KJV model, so the measured column is test perplexity and the two are not comparable.",
 			"MoE and MoE-SEI are matched to CDMoE's total parameters within 1% (moe.d_ff) with the expert count that brings the active parameters closest.",
+			"CDMoE's product keys start at zero, as listing 8 of Wonderful Matrices initialises them (all experts tie at the first step; the keys learn through the retrieval scores); the arm cdmoe-normal-keys draws them from N(0, 0.02) like the other weights, which the previous version of this table did.",
 		},
 		Arms: table3Arms,
 		Columns: []Column{
@@ -39,6 +41,7 @@ func init() {
 		Plots: []Plot{
 			{Kind: PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity (mean ± sd over seeds)", XLabel: "step", YLabel: "val ppl", LogY: true, Series: "state transformation"},
 		},
+		LRGrid: lmLRGrid,
 	})
 }
 
@@ -65,7 +68,13 @@ func table3Arms(preset string) ([]Arm, error) {
 		a.Paper = map[string]float64{"ceval0": cevalMean(i), "ceval5": cevalMean(3 + i)}
 		arms = append(arms, a)
 	}
-	return arms, nil
+	// CDMoE with its product keys drawn like the other weights instead of
+	// listing 8's zeros: the same parameters, another start.
+	normal := arms[len(arms)-1]
+	normal.Name, normal.Paper = "cdmoe-normal-keys", nil
+	normal.Labels = []Label{{"state transformation", "CDMoE (keys N(0, 0.02))"}}
+	normal.Model.CDMoE.KeyInit = layers.KeyInitNormal
+	return append(arms, normal), nil
 }
 
 // matchTotalAndActive sizes a routed MoE arm: for each expert count from

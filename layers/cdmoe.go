@@ -22,7 +22,18 @@ type CDMoEConfig struct {
 	RetDim int `json:"ret_dim,omitempty"`
 	// Act is "silu" (default), "relu" or "gelu".
 	Act string `json:"act,omitempty"`
+	// KeyInit initialises the product keys: "zeros" (default), as listing 8
+	// of Wonderful Matrices does (torch.zeros; the keys learn through the
+	// scores s, which reach the output), or "normal", N(0, 0.02) like the
+	// other weights.
+	KeyInit string `json:"key_init,omitempty"`
 }
+
+// The initialisations of CDMoEConfig.KeyInit.
+const (
+	KeyInitZeros  = "zeros"
+	KeyInitNormal = "normal"
+)
 
 // Resolved fills in the defaults.
 func (c CDMoEConfig) Resolved(dModel int) CDMoEConfig {
@@ -44,6 +55,9 @@ func (c CDMoEConfig) Resolved(dModel int) CDMoEConfig {
 	if c.Act == "" {
 		c.Act = "silu"
 	}
+	if c.KeyInit == "" {
+		c.KeyInit = KeyInitZeros
+	}
 	return c
 }
 
@@ -63,6 +77,8 @@ func (c CDMoEConfig) Validate(field string) error {
 		return errors.Errorf("%s.ret_dim: must be even and >= 2, got %d", field, c.RetDim)
 	case c.Act != "silu" && c.Act != "relu" && c.Act != "gelu":
 		return errors.Errorf("%s.act: %q is not one of [gelu relu silu]", field, c.Act)
+	case c.KeyInit != KeyInitZeros && c.KeyInit != KeyInitNormal:
+		return errors.Errorf("%s.key_init: %q is not one of [%s %s]", field, c.KeyInit, KeyInitNormal, KeyInitZeros)
 	}
 	return nil
 }
@@ -88,7 +104,11 @@ func NewCDMoE(name string, cfg CDMoEConfig, shape Shape) *CDMoE {
 	l.wup = ps.linear("w_up", 1, d, cfg.DFF)
 	l.wdown = ps.linear("w_down", out, cfg.DFF, d)
 	l.wq = ps.linear("queries", 1, d, cfg.Heads*cfg.RetDim)
-	l.keys = ps.add("keys", []int{cfg.Heads, nk, 2, cfg.RetDim / 2}, true, normalInit(InitStd))
+	keyInit := constInit(0)
+	if cfg.KeyInit == KeyInitNormal {
+		keyInit = normalInit(InitStd)
+	}
+	l.keys = ps.add("keys", []int{cfg.Heads, nk, 2, cfg.RetDim / 2}, true, keyInit)
 	l.ed = ps.add("down_embed", []int{cfg.Experts, d}, true, normalInit(InitStd))
 	l.eu = ps.add("up_embed", []int{cfg.Experts, d}, true, normalInit(InitStd*out))
 	return l

@@ -17,7 +17,7 @@ func TestListRunReportErrors(t *testing.T) {
 	if code := Run([]string{"list", "--arms", "tiny"}, &out, &errb); code != 0 {
 		t.Fatalf("wm list: exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"table1", "table2", "table3", "mqar", "throughput", "params", "extrapolation", "ssd-ifa-dm.rope", "tiny, small, paper"} {
+	for _, want := range []string{"table1", "table2", "table3", "mqar", "throughput", "params", "extrapolation", "ssd-ifa-dm.rope", "tiny, small, medium, paper"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("wm list does not mention %q", want)
 		}
@@ -30,7 +30,7 @@ func TestListRunReportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "tabel1", "--out", dir}, `experiment "tabel1" does not exist; the experiments are: extrapolation, mqar`},
-		{[]string{"run", "table1", "--preset", "medium", "--out", dir}, `preset "medium" does not exist; the presets are: tiny, small, paper`},
+		{[]string{"run", "table1", "--preset", "huge", "--out", dir}, `preset "huge" does not exist; the presets are: tiny, small, medium, paper`},
 		{[]string{"run", "table1"}, "--out is required"},
 		{[]string{"run", "--preset", "tiny"}, "usage: wm run NAME"},
 		{[]string{"run", "table1", "--out", dir, "extra"}, "unexpected arguments"},

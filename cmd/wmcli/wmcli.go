@@ -32,6 +32,7 @@ var commands = []struct{ name, help string }{
 	{"sweep", "an experiment as a Slurm job array (one task per arm and seed): wm sweep table1 --preset small --seeds 3 --out /shared/results [--slurm]"},
 	{"bench", "training/eval tokens/s and peak memory of patterns beside a PyTorch peer: wm bench [--sizes 64x256x8,256x1024x4] [--out docs/bench.md]"},
 	{"findings", "judge the papers' claims against saved results: wm findings results [--out FILE]"},
+	{"export", "copy results without checkpoints (to commit or share): wm export results docs/results"},
 	{"help", "print this help"},
 }
 
@@ -77,6 +78,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBenchOne(args[1:], stdout, stderr)
 	case "findings":
 		return runFindings(args[1:], stdout, stderr)
+	case "export":
+		return runExport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The runs behind docs/findings.md, planned for a 2-core machine: two
+# streams of `wm run`, one process per core (GOMAXPROCS=1), each command
+# with --resume, so that the script can be started again after a crash, a
+# reboot or the end of a session and continues where it stopped (a finished
+# arm is reused, an unfinished one resumes from its checkpoint).
+#
+#   scripts/findings-runs.sh [RESULTS]        # default results/
+#   scripts/findings-runs.sh results status   # what is finished so far
+#
+# Every arm searches its learning rate on the definition's grid (seed 0 at
+# each rate), then runs 3 seeds at the best rate on validation, and 5 when
+# its test measure varies by more than 3% of its mean over the first 3.
+# When both streams are done it rebuilds the tables, exports the results
+# without checkpoints to docs/results and writes docs/findings.md.
+#
+# Wall times measured on this machine are in docs/findings.md's notes and
+# the README; the plan in stream order:
+#   stream 1: mqar small (8 arms), table3 small (4), table2 small (6)
+#   stream 2: extrapolation small (4), table1 small (17), ssdlong small (6),
+#             table1 medium, SSD rows only (6)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-results}
+mkdir -p "$out/logs"
+wm=$out/wm
+go build -tags openblas -o "$wm" ./cmd/wm 2>/dev/null || go build -o "$wm" ./cmd/wm || exit 1
+
+if [ "${2:-}" = status ]; then
+	find "$out" -name result.json | sed "s|^$out/||; s|/result.json$||" | awk -F/ '{print $1"/"$2}' | sort | uniq -c
+	exit 0
+fi
+
+run() { # NAME PRESET [more flags]
+	local name=$1 preset=$2
+	shift 2
+	echo "$(date -u +%FT%TZ) start $name $preset $*"
+	GOMAXPROCS=1 "$wm" run "$name" --preset "$preset" --out "$out" --seeds 3 --noisy-seeds 5 --resume "$@" \
+		>>"$out/logs/$name-$preset.md" 2>>"$out/logs/$name-$preset.log"
+	echo "$(date -u +%FT%TZ) end $name $preset (exit $?)"
+}
+
+ssd_rows=ssd.conv1d-D,ssd.a_t,ssd.rope,ssd.d-only,ssd.conv-only,ssd.rope-only
+
+(
+	run mqar small
+	run table3 small
+	run table2 small
+) >>"$out/logs/stream1.log" 2>&1 &
+(
+	run extrapolation small
+	run table1 small
+	run ssdlong small
+	run table1 medium --arms "$ssd_rows"
+) >>"$out/logs/stream2.log" 2>&1 &
+wait
+
+"$wm" report "$out" >/dev/null
+"$wm" export "$out" docs/results
+"$wm" findings docs/results --out docs/findings.md
