@@ -3,10 +3,10 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz slurm-test bench-peer
+.PHONY: browser-deps test deps check test-purego test-openblas bench bench-openblas fmt reproduce notebooks notebook-deps findings fuzz slurm-test bench-peer
 
-## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests, every notebook executed
-test: deps check test-purego test-openblas slurm-test notebooks
+## test: format and vet checks, the pure-Go and the OpenBLAS builds, all tests (wm serve's page in headless Chromium among them), every notebook executed
+test: deps browser-deps check test-purego test-openblas slurm-test notebooks
 
 ## deps: Debian's OpenBLAS for the `openblas` build tag (installs it when missing)
 deps:
@@ -16,13 +16,21 @@ deps:
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev >/dev/null; \
 	fi
 
+## browser-deps: Debian's chromium, which the test of wm serve's page drives headless (installs it when missing)
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "installing chromium"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
 check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
 
 test-purego:
-	$(GO) test -count=1 ./...
+	WM_BROWSER_TEST=1 $(GO) test -count=1 ./...
 
 test-openblas:
 	$(GO) test -count=1 -tags openblas ./ops/ ./layers/ ./graph/ ./cmd/...

@@ -380,7 +380,7 @@ func (sw *sweep) run(a Arm, lr float64, s int, what string, resume bool) (train.
 	res, err := runJob(j, sw.data, resume, sw.log, sw.r.Stop)
 	sw.runs++
 	if err == nil {
-		fmt.Fprintf(sw.log, "%s %s done in %s, peak RSS %.0f MiB: %s\n", sw.prefix, what, time.Since(t0).Round(time.Second), rss.PeakMB(), summary(res))
+		fmt.Fprintf(sw.log, "%s %s done in %s: %s\n", sw.prefix, what, time.Since(t0).Round(time.Second), summary(res))
 	}
 	return res, err
 }
@@ -410,6 +410,9 @@ func selectArms(arms []Arm, only []string) ([]Arm, error) {
 // summary is a one-line account of a result.
 func summary(res train.Result) string {
 	parts := []string{fmt.Sprintf("%d params", res.Params)}
+	if res.PeakRSSMB > 0 {
+		parts = append(parts, fmt.Sprintf("peak RSS %.0f MiB", res.PeakRSSMB))
+	}
 	if res.Steps > 0 {
 		parts = append(parts, fmt.Sprintf("val ppl %.3f", res.ValPPL))
 		if res.TestPPL > 0 {

@@ -2,6 +2,7 @@ package experiments_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,69 @@ func TestRunnerStop(t *testing.T) {
 	rep, err := experiments.Runner{Out: out, Preset: experiments.Tiny, Resume: true}.Run(def)
 	if err != nil || len(rep.Missing) != 0 {
 		t.Fatalf("resume: %v, missing %v", err, rep.Missing)
+	}
+}
+
+// A learning-rate search through the runner: seed 0 at each rate of the
+// grid (and past an edge), the choice in lr-choice.json, seed 1 at the
+// chosen rate beside the trial, the table and seeds.csv naming the rate;
+// a second run with Resume trains nothing and without it refuses.
+func TestRunnerLRSearch(t *testing.T) {
+	out := t.TempDir()
+	def, _ := experiments.Lookup("table3")
+	var log strings.Builder
+	r := experiments.Runner{Out: out, Preset: experiments.Tiny, Seeds: 2, Arms: []string{"moe"}, LRGrid: []float64{1e-3, 1e-2}, Log: &log}
+	rep, err := r.Run(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armDir := experiments.ArmDir(out, "table3", experiments.Tiny, "moe")
+	c, ok, err := experiments.ReadLRChoice(armDir)
+	if err != nil || !ok {
+		t.Fatalf("no lr-choice.json: %v", err)
+	}
+	if len(c.Trials) < 2 || len(c.Trials) > 2+experiments.MaxLRExtensions {
+		t.Errorf("%d trials: %+v", len(c.Trials), c.Trials)
+	}
+	var best float64 = math.Inf(1)
+	for _, tr := range c.Trials {
+		if tr.Value != nil && *tr.Value < best {
+			best = *tr.Value
+		}
+		if _, err := os.Stat(experiments.LRSeedDir(out, "table3", experiments.Tiny, "moe", tr.LR, 0)); err != nil {
+			t.Errorf("trial at %g has no folder: %v", tr.LR, err)
+		}
+	}
+	for _, tr := range c.Trials {
+		if tr.LR == c.Chosen && (tr.Value == nil || *tr.Value != best) {
+			t.Errorf("chose %g, not the lowest validation loss %v: %+v", c.Chosen, best, c.Trials)
+		}
+	}
+	res, err := train.ReadResult(experiments.LRSeedDir(out, "table3", experiments.Tiny, "moe", c.Chosen, 1))
+	if err != nil || res.TestPPL <= 0 {
+		t.Fatalf("seed 1 at the chosen rate: %+v, %v", res, err)
+	}
+	all, _, err := experiments.Collect(out, def, experiments.Tiny)
+	if err != nil || len(all) != 4 || len(all[0].Seeds) != 2 || all[0].LR == nil || all[0].Arm.Train.LR != c.Chosen {
+		t.Fatalf("collect: %+v, %v", all, err)
+	}
+	if !strings.Contains(rep.Markdown, "| lr |") || !strings.Contains(rep.Markdown, c.Describe()) || !strings.Contains(rep.Markdown, "lr-choice.json") {
+		t.Errorf("the table does not give the chosen rate %s:\n%s", c.Describe(), rep.Markdown)
+	}
+	seeds, err := os.ReadFile(rep.SeedsCSV)
+	if err != nil || strings.Count(string(seeds), "\nmoe,") != 2 {
+		t.Errorf("seeds.csv: %v\n%s", err, seeds)
+	}
+	log.Reset()
+	r.Resume = true
+	if _, err := r.Run(def); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "step ") {
+		t.Errorf("a resumed finished search trained again:\n%s", log.String())
+	}
+	r.Resume = false
+	if _, err := r.Run(def); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("a second run without resume: %v", err)
 	}
 }

@@ -3,20 +3,28 @@ package experiments
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
 )
 
-// Sweep is an experiment spread over a Slurm job array: one task per arm
+// Sweep is an experiment spread over Slurm job arrays into storage all
+// nodes share. Without a learning-rate grid, one array has a task per arm
 // and seed, each running `wm run NAME --preset P --out OUT --arms ARM
-// --seed S --resume` into storage all nodes share; a last job, once the
-// array has ended, runs `wm report OUT` to aggregate.
+// --seed S --lr-grid none --resume`. With a grid, a first array searches it,
+// one task per arm (`--seed 0 --lr-grid G`: the arm's trials one after the
+// other, the extensions past an edge, the choice); a second array, after
+// the first, runs the other seeds at the chosen rate (`--seed S --lr-grid
+// G`, which reuses the finished search). A last job, once the arrays have
+// ended, runs `wm report OUT` to aggregate.
 type Sweep struct {
 	Name, Preset string
 	// Out is the results folder, on storage shared by the nodes.
 	Out   string
 	Seeds int
+	// LRGrid is the learning-rate grid each arm searches (none when empty).
+	LRGrid []float64
 	// Arms, when non-empty, limits the sweep to these arms.
 	Arms []string
 	// WM is the wm binary the tasks run (a path every node can reach).
@@ -33,6 +41,14 @@ type Sweep struct {
 type SweepTask struct {
 	Arm  string
 	Seed int
+}
+
+// SweepArray is one job array of a sweep: its sbatch script and its tasks.
+type SweepArray struct {
+	// Name is "search" or "seeds" (file SWEEP-NAME.sh in LogDir).
+	Name   string
+	Script string
+	Tasks  []SweepTask
 }
 
 // Tasks expands the sweep into its tasks, checking the experiment, the
@@ -72,22 +88,60 @@ func shellQuote(w string) string {
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
-// Script is the sbatch script of the job array: task i runs tasks[i].
-func (s Sweep) Script() (string, error) {
+// Arrays are the sweep's job arrays in submission order (each after the
+// one before): with a grid, the search (seed 0 of each arm) then the other
+// seeds; without, one array of every arm and seed.
+func (s Sweep) Arrays() ([]SweepArray, error) {
 	tasks, err := s.Tasks()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if s.WM == "" || !filepath.IsAbs(s.WM) || !filepath.IsAbs(s.Out) {
-		return "", errors.Errorf("sweep: the wm binary (%q) and the results folder (%q) must be absolute paths that every node can reach", s.WM, s.Out)
+		return nil, errors.Errorf("sweep: the wm binary (%q) and the results folder (%q) must be absolute paths that every node can reach", s.WM, s.Out)
 	}
+	if len(s.LRGrid) == 0 {
+		return []SweepArray{{Name: "seeds", Tasks: tasks, Script: s.script("seeds", tasks, "none")}}, nil
+	}
+	grid, err := checkLRGrid(s.LRGrid)
+	if err != nil {
+		return nil, err
+	}
+	var words []string
+	for _, g := range grid {
+		words = append(words, strconv.FormatFloat(g, 'g', -1, 64))
+	}
+	g := strings.Join(words, ",")
+	var search, seeds []SweepTask
+	for _, t := range tasks {
+		if t.Seed == 0 {
+			search = append(search, t)
+		} else {
+			seeds = append(seeds, t)
+		}
+	}
+	out := []SweepArray{{Name: "search", Tasks: search, Script: s.script("search", search, g)}}
+	if len(seeds) > 0 {
+		out = append(out, SweepArray{Name: "seeds", Tasks: seeds, Script: s.script("seeds", seeds, g)})
+	}
+	return out, nil
+}
+
+// script is the sbatch script of one array: task i runs tasks[i] with the
+// learning-rate grid flag value grid.
+func (s Sweep) script(name string, tasks []SweepTask, grid string) string {
 	cpus := s.CPUs
 	if cpus <= 0 {
 		cpus = 2
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# %s at %s: %d task(s), one per arm and seed; written by wm sweep.\n", s.Name, s.Preset, len(tasks))
-	fmt.Fprintf(&b, "#SBATCH --job-name=wm-%s-%s\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=%d\n", s.Name, s.Preset, len(tasks)-1, cpus)
+	what := "one per arm and seed"
+	if name == "search" {
+		what = "one per arm: its learning-rate search, seed 0 at each rate"
+	} else if grid != "none" {
+		what = "one per arm and seed, at the rate its search chose"
+	}
+	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# %s at %s, %s: %d task(s), %s; written by wm sweep.\n", s.Name, s.Preset, name, len(tasks), what)
+	fmt.Fprintf(&b, "#SBATCH --job-name=wm-%s-%s-%s\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=%d\n", s.Name, s.Preset, name, len(tasks)-1, cpus)
 	fmt.Fprintf(&b, "#SBATCH --output=%s/%%A_%%a.out\n", s.LogDir())
 	if s.Time != "" {
 		fmt.Fprintf(&b, "#SBATCH --time=%s\n", s.Time)
@@ -101,9 +155,9 @@ func (s Sweep) Script() (string, error) {
 	}
 	b.WriteString(")\nread -r arm seed <<< \"${tasks[$SLURM_ARRAY_TASK_ID]}\"\n")
 	b.WriteString("export GOMAXPROCS=\"${SLURM_CPUS_PER_TASK:-1}\"\n")
-	fmt.Fprintf(&b, "exec %s run %s --preset %s --out %s --arms \"$arm\" --seed \"$seed\" --resume\n",
-		shellQuote(s.WM), shellQuote(s.Name), shellQuote(s.Preset), shellQuote(s.Out))
-	return b.String(), nil
+	fmt.Fprintf(&b, "exec %s run %s --preset %s --out %s --arms \"$arm\" --seed \"$seed\" --lr-grid %s --resume\n",
+		shellQuote(s.WM), shellQuote(s.Name), shellQuote(s.Preset), shellQuote(s.Out), shellQuote(grid))
+	return b.String()
 }
 
 // ReportCommand is the command of the job that aggregates the sweep.

@@ -39,7 +39,7 @@ func TestFindingsCommand(t *testing.T) {
 		t.Fatalf("findings: %d %s", code, errb.String())
 	}
 	md, err := os.ReadFile(target)
-	if err != nil || !strings.Contains(string(md), "| 1 | RoPE gives SSD") || !strings.Contains(out.String(), "not run") {
+	if err != nil || !strings.Contains(string(md), "| 4 | RoPE gives SSD") || !strings.Contains(string(md), "| 1 | control: attention solves MQAR") || !strings.Contains(out.String(), "not run") {
 		t.Errorf("findings.md (err %v):\n%s\nstdout:\n%s", err, md, out.String())
 	}
 }

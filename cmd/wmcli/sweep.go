@@ -33,6 +33,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		cpus   = fs.Int("cpus-per-task", 2, "CPUs per task (GOMAXPROCS)")
 		limit  = fs.String("time", "", "time limit per task (Slurm format, e.g. 2:00:00)")
 		extra  = fs.String("sbatch", "", "extra sbatch options, separated by ';' (e.g. \"--partition=cpu;--mem=8G\")")
+		lrGrid = fs.String("lr-grid", "", "learning rates each arm searches (an array of one task per arm before the seeds); \"none\" for no search (default: the experiment's grid at the preset, if any)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wm sweep NAME --out DIR [--preset P] [--seeds N] [--slurm]")
@@ -60,7 +61,20 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err := experiments.CheckPreset(*preset); err != nil {
 		return fail(2, err)
 	}
-	sw := experiments.Sweep{Name: name, Preset: *preset, Out: absOut, Seeds: *seeds, WM: absWM, CPUs: *cpus, Time: *limit}
+	def, err := experiments.Lookup(name)
+	if err != nil {
+		return fail(2, err)
+	}
+	sw := experiments.Sweep{Name: name, Preset: *preset, Out: absOut, Seeds: *seeds, WM: absWM, CPUs: *cpus, Time: *limit, LRGrid: def.LRGrid[*preset]}
+	switch *lrGrid {
+	case "":
+	case "none":
+		sw.LRGrid = nil
+	default:
+		if sw.LRGrid, err = experiments.ParseLRGrid(*lrGrid); err != nil {
+			return fail(2, errors.Wrap(err, "--lr-grid"))
+		}
+	}
 	if *only != "" {
 		sw.Arms = strings.Split(*only, ",")
 	}
@@ -69,12 +83,17 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			sw.Extra = append(sw.Extra, e)
 		}
 	}
-	script, err := sw.Script()
+	arrays, err := sw.Arrays()
 	if err != nil {
 		return fail(2, err)
 	}
 	if !*slurm {
-		fmt.Fprint(stdout, script)
+		for i, a := range arrays {
+			if i > 0 {
+				fmt.Fprintf(stdout, "\n# ---- submitted after the array above has ended (sbatch --dependency=afterany:ID) ----\n")
+			}
+			fmt.Fprint(stdout, a.Script)
+		}
 		return 0
 	}
 	if _, err := exec.LookPath("sbatch"); err != nil {
@@ -83,22 +102,34 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(sw.LogDir(), 0o755); err != nil {
 		return fail(1, errors.Wrap(err, "sweep"))
 	}
-	path := filepath.Join(sw.LogDir(), "sweep.sh")
-	if err := atomicfile.WriteBytes(path, []byte(script)); err != nil {
-		return fail(1, err)
+	var ids, paths []string
+	total := 0
+	for _, a := range arrays {
+		path := filepath.Join(sw.LogDir(), "sweep-"+a.Name+".sh")
+		if err := atomicfile.WriteBytes(path, []byte(a.Script)); err != nil {
+			return fail(1, err)
+		}
+		args := []string{"--parsable"}
+		if len(ids) > 0 {
+			args = append(args, "--dependency=afterany:"+ids[len(ids)-1])
+		}
+		id, err := sbatch(append(args, path)...)
+		if err != nil {
+			if len(ids) > 0 {
+				err = errors.Wrapf(err, "the arrays %s are submitted, the %s array is not", strings.Join(ids, ", "), a.Name)
+			}
+			return fail(1, err)
+		}
+		ids, paths = append(ids, id), append(paths, path)
+		total += len(a.Tasks)
 	}
-	array, err := sbatch("--parsable", path)
-	if err != nil {
-		return fail(1, err)
-	}
-	report, err := sbatch("--parsable", "--dependency=afterany:"+array, "--job-name=wm-report-"+name,
+	report, err := sbatch("--parsable", "--dependency=afterany:"+ids[len(ids)-1], "--job-name=wm-report-"+name,
 		"--output="+filepath.Join(sw.LogDir(), "report-%j.out"), "--wrap="+sw.ReportCommand())
 	if err != nil {
-		return fail(1, errors.Wrapf(err, "the array %s is submitted, the report job is not: run wm report %s when it ends", array, absOut))
+		return fail(1, errors.Wrapf(err, "the arrays %s are submitted, the report job is not: run wm report %s when they end", strings.Join(ids, ", "), absOut))
 	}
-	tasks, _ := sw.Tasks()
-	fmt.Fprintf(stdout, "submitted %s: job array %s (%d tasks) and report job %s after it\nscript: %s\nlogs: %s\nwatch: squeue -j %s,%s\n",
-		name, array, len(tasks), report, path, sw.LogDir(), array, report)
+	fmt.Fprintf(stdout, "submitted %s: job array(s) %s (%d tasks) and report job %s after them\nscripts: %s\nlogs: %s\nwatch: squeue -j %s,%s\n",
+		name, strings.Join(ids, ", "), total, report, strings.Join(paths, " "), sw.LogDir(), strings.Join(ids, ","), report)
 	return 0
 }
 

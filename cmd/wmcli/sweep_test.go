@@ -20,11 +20,31 @@ func TestSweepScript(t *testing.T) {
 	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--seeds", "2", "--out", dir, "--wm", "/opt/wm", "--sbatch", "--partition=cpu; --mem=4G"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"#SBATCH --array=0-5", "#SBATCH --partition=cpu", "#SBATCH --mem=4G", "'cdmoe 1'",
-		"exec /opt/wm run table3 --preset tiny --out " + dir + ` --arms "$arm" --seed "$seed" --resume`} {
+	for _, want := range []string{"#SBATCH --array=0-7", "#SBATCH --partition=cpu", "#SBATCH --mem=4G", "'cdmoe 1'",
+		"exec /opt/wm run table3 --preset tiny --out " + dir + ` --arms "$arm" --seed "$seed" --lr-grid none --resume`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("script lacks %q:\n%s", want, out.String())
 		}
+	}
+	// With a grid: an array of one search per arm, then the other seeds.
+	out.Reset()
+	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--seeds", "3", "--out", dir, "--wm", "/opt/wm", "--lr-grid", "1e-2,1e-3"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	search, seeds, ok := strings.Cut(out.String(), "submitted after the array above")
+	if !ok {
+		t.Fatalf("one script where two arrays were expected:\n%s", out.String())
+	}
+	for _, c := range []struct{ script, want string }{
+		{search, "#SBATCH --array=0-3"}, {search, "'moe-sei 0'"}, {search, `--seed "$seed" --lr-grid 0.001,0.01 --resume`},
+		{seeds, "#SBATCH --array=0-7"}, {seeds, "'cdmoe-normal-keys 2'"}, {seeds, `--lr-grid 0.001,0.01 --resume`},
+	} {
+		if !strings.Contains(c.script, c.want) {
+			t.Errorf("script lacks %q:\n%s", c.want, c.script)
+		}
+	}
+	if strings.Contains(search, "'moe 1'") || strings.Contains(seeds, "'moe 0'") {
+		t.Errorf("the search array runs seed 0 only, the seeds array the others:\n%s", out.String())
 	}
 	for _, c := range []struct {
 		args []string
@@ -34,6 +54,7 @@ func TestSweepScript(t *testing.T) {
 		{[]string{"sweep", "table3", "--out", dir, "--arms", "nope"}, "the arms are"},
 		{[]string{"sweep", "table3"}, "--out is required"},
 		{[]string{"sweep", "table3", "--out", dir, "--seeds", "0"}, "seeds: must be >= 1"},
+		{[]string{"sweep", "table3", "--out", dir, "--lr-grid", "0.1"}, "at least two rates"},
 	} {
 		out.Reset()
 		errb.Reset()
@@ -90,12 +111,12 @@ func TestSweepOnSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no aggregated table (%v); logs %v", err, logs)
 	}
-	for _, arm := range []string{"moe", "moe-sei", "cdmoe"} {
+	for _, arm := range []string{"moe", "moe-sei", "cdmoe", "cdmoe-normal-keys"} {
 		if !regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(arm) + ` \|.*\| 2 \|$`).Match(md) {
 			t.Errorf("table.md has no row of %s with 2 seeds:\n%s", arm, md)
 		}
 	}
-	if len(logs) < 7 {
-		t.Errorf("%d Slurm logs, want 6 tasks and the report", len(logs))
+	if len(logs) < 9 {
+		t.Errorf("%d Slurm logs, want 8 tasks and the report", len(logs))
 	}
 }

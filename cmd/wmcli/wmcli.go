@@ -33,6 +33,7 @@ var commands = []struct{ name, help string }{
 	{"bench", "training/eval tokens/s and peak memory of patterns beside a PyTorch peer: wm bench [--sizes 64x256x8,256x1024x4] [--out docs/bench.md]"},
 	{"findings", "judge the papers' claims against saved results: wm findings results [--out FILE]"},
 	{"export", "copy results without checkpoints (to commit or share): wm export results docs/results"},
+	{"serve", "watch and compare runs in a browser, live: wm serve results [--addr 127.0.0.1:8080]"},
 	{"help", "print this help"},
 }
 
@@ -80,6 +81,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runFindings(args[1:], stdout, stderr)
 	case "export":
 		return runExport(args[1:], stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
