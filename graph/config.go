@@ -3,6 +3,9 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -51,6 +54,80 @@ type Config struct {
 	MLP       layers.MLPConfig       `json:"mlp"`
 	CDMoE     layers.CDMoEConfig     `json:"cdmoe"`
 	MoE       layers.MoEConfig       `json:"moe"`
+
+	// Sections hold the config sections of sublayer kinds registered from
+	// outside graph (SublayerKind.Config), by key; in JSON they sit beside
+	// the sections above. Read one with DecodeSection.
+	Sections map[string]json.RawMessage `json:"-"`
+}
+
+// configFields is Config without its JSON methods.
+type configFields Config
+
+// builtinSections are the JSON keys of Config's own fields: an outside
+// kind's section may not take one.
+var builtinSections = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(configFields{})
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
+}()
+
+// MarshalJSON writes the config's fields, then the sections of outside
+// kinds in key order. A config without them gives the bytes it always did.
+func (c Config) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(configFields(c))
+	if err != nil || len(c.Sections) == 0 {
+		return b, err
+	}
+	keys := make([]string, 0, len(c.Sections))
+	for k := range c.Sections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := append([]byte{}, b[:len(b)-1]...) // without the closing brace
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		out = append(append(append(append(out, ','), kb...), ':'), c.Sections[k]...)
+	}
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads a config, rejecting unknown fields (a typo in a field
+// name is an error, not a silent default); a key that is the section of a
+// registered outside kind goes to Sections.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	outside := outsideKinds()
+	sections := map[string]json.RawMessage{}
+	for key, v := range raw {
+		if _, ok := outside[key]; ok {
+			sections[key] = v
+			delete(raw, key)
+		}
+	}
+	rest, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	var f configFields
+	if err := dec.Decode(&f); err != nil {
+		return err
+	}
+	*c = Config(f)
+	if len(sections) > 0 {
+		c.Sections = sections
+	}
+	return nil
 }
 
 // Resolved returns c with every default filled in. It does not validate.
@@ -73,14 +150,18 @@ func (c Config) Resolved() Config {
 	if seiArchs[c.Arch] && c.MoE.Experts == 0 {
 		c.MoE.Experts = 4
 	}
-	c.SSD = c.SSD.Resolved(c.Heads)
-	c.Mamba2 = c.Mamba2.Resolved(c.Heads)
-	c.Attention = c.Attention.Resolved(c.Heads)
-	c.IFA = c.IFA.Resolved(c.Heads)
-	c.CoCA = c.CoCA.Resolved(c.Heads)
-	c.MLP = c.MLP.Resolved(c.DModel)
-	c.CDMoE = c.CDMoE.Resolved(c.DModel)
-	c.MoE = c.MoE.Resolved(c.DModel)
+	if c.Sections != nil { // a copy: resolving must not write into the caller's map
+		s := make(map[string]json.RawMessage, len(c.Sections))
+		for k, v := range c.Sections {
+			s[k] = v
+		}
+		c.Sections = s
+	}
+	for _, k := range Kinds() {
+		if k.Resolve != nil {
+			k.Resolve(&c)
+		}
+	}
 	return c
 }
 
@@ -143,25 +224,12 @@ func (c Config) Validate() error {
 	}
 	used := map[byte]bool{}
 	for _, l := range letters {
+		if used[l] {
+			continue
+		}
 		used[l] = true
-	}
-	checks := []struct {
-		letter byte
-		check  func() error
-	}{
-		{'S', func() error { return c.SSD.Validate("config.ssd", c.DModel) }},
-		{'B', func() error { return c.Mamba2.Validate("config.mamba2", c.DModel) }},
-		{'A', func() error { return c.Attention.Validate("config.attention", c.DModel) }},
-		{'I', func() error { return c.IFA.Validate("config.ifa", c.DModel) }},
-		{'K', func() error { return c.CoCA.Validate("config.coca", c.DModel) }},
-		{'M', func() error { return c.MLP.Validate("config.mlp") }},
-		{'E', func() error { return c.CDMoE.Validate("config.cdmoe") }},
-		{'R', func() error { return c.MoE.Validate("config.moe") }},
-		{'H', func() error { return c.MoE.Validate("config.moe") }},
-	}
-	for _, ch := range checks {
-		if used[ch.letter] {
-			if err := ch.check(); err != nil {
+		if k, _ := kind(l); k.Validate != nil {
+			if err := k.Validate(c); err != nil {
 				return err
 			}
 		}
@@ -178,9 +246,7 @@ func (c Config) MarshalIndent() ([]byte, error) {
 // a field name is an error, not a silent default), then validates it.
 func ParseConfig(data []byte) (Config, error) {
 	var c Config
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := json.Unmarshal(data, &c); err != nil {
 		return Config{}, errors.Wrap(err, "config: JSON")
 	}
 	if err := c.Validate(); err != nil {

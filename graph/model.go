@@ -45,7 +45,11 @@ func New(cfg Config) (*Model, error) {
 	m.params = append(m.params, m.Embed)
 	for i, l := range letters {
 		name := fmt.Sprintf("blocks.%d.%c", i, l)
-		blk := Block{Letter: l, Norm: layers.NormWeight(name+".norm", c.DModel), Layer: newSublayer(l, name, c, shape)}
+		layer, err := newSublayer(l, name, c, shape)
+		if err != nil {
+			return nil, err
+		}
+		blk := Block{Letter: l, Norm: layers.NormWeight(name+".norm", c.DModel), Layer: layer}
 		m.Blocks = append(m.Blocks, blk)
 		m.params = append(m.params, blk.Norm)
 		m.params = append(m.params, blk.Layer.Params()...)
@@ -66,35 +70,6 @@ func New(cfg Config) (*Model, error) {
 		seen[p.Name] = true
 	}
 	return m, nil
-}
-
-// newSublayer makes the layer of a letter of a validated, resolved config.
-func newSublayer(letter byte, name string, c Config, shape layers.Shape) layers.Sublayer {
-	switch letter {
-	case 'S':
-		return layers.NewSSD(name, c.SSD, shape, c.Rope())
-	case 'B':
-		return layers.NewMamba2(name, c.Mamba2, shape)
-	case 'A':
-		r := c.Rope()
-		r.MaxPosition = c.MaxPosition
-		return layers.NewQCAtn(name, c.Attention, shape, r, c.LogNTrainLen)
-	case 'I':
-		return layers.NewInnerFuncAttn(name, c.IFA, shape, c.Rope(), c.MaxPosition, c.LogNTrainLen)
-	case 'K':
-		r := c.Rope()
-		r.MaxPosition = c.MaxPosition
-		return layers.NewCoCA(name, c.CoCA, shape, r)
-	case 'M':
-		return layers.NewMLP(name, c.MLP.DFF, shape)
-	case 'E':
-		return layers.NewCDMoE(name, c.CDMoE, shape)
-	case 'R':
-		return layers.NewMoE(name, c.MoE, shape)
-	case 'H':
-		return layers.NewMoESEI(name, c.MoE, shape)
-	}
-	panic(fmt.Sprintf("graph: letter %q passed validation but has no layer", letter))
 }
 
 // Params are every parameter in a fixed order: embedding, then per block

@@ -16,8 +16,8 @@ func stacks() map[string]graph.Config {
 	for _, a := range graph.ArchNames() {
 		out["arch "+a] = tinyConfig(a, "")
 	}
-	for l := range graph.Letters {
-		out["letter "+string(l)] = tinyConfig("", string(l))
+	for _, k := range graph.Kinds() {
+		out["letter "+string(k.Letter)] = tinyConfig("", string(k.Letter))
 	}
 	return out
 }

@@ -2,33 +2,8 @@ package graph
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 	"unicode"
 )
-
-// Letters maps each pattern letter to the sublayer it stands for (SPEC §4).
-var Letters = map[byte]string{
-	'S': "SSD (variant from config)",
-	'A': "QCAtn with RoPE",
-	'I': "InnerFuncAttn (dynamic mask from config)",
-	'K': "CoCA attention",
-	'B': "Mamba2 block",
-	'M': "MLP (SwiGLU)",
-	'E': "CDMoE",
-	'R': "routed MoE",
-	'H': "MoE-SEI",
-}
-
-// letterList is the valid letters in a fixed order, for messages.
-func letterList() string {
-	ls := make([]string, 0, len(Letters))
-	for l := range Letters {
-		ls = append(ls, string(l))
-	}
-	sort.Strings(ls)
-	return strings.Join(ls, " ")
-}
 
 // Node is a node of a parsed pattern: a Letter or a Group.
 type Node interface{ pos() int }
@@ -141,7 +116,7 @@ func (p *parser) sequence(inGroup bool) ([]Node, error) {
 			}
 			p.i++
 			return nodes, nil
-		case r < 128 && Letters[byte(r)] != "":
+		case r < 128 && isLetter(byte(r)):
 			nodes = append(nodes, Letter{Pos: pos, Letter: byte(r)})
 			p.i++
 		case unicode.IsDigit(r):
@@ -210,9 +185,15 @@ func CDMoERatio(letters []byte) float64 {
 	}
 	e := 0
 	for _, l := range letters {
-		if l == 'E' {
+		if l == LetterCDMoE {
 			e++
 		}
 	}
 	return float64(e) / float64(len(letters))
+}
+
+// isLetter says whether l is a registered sublayer letter.
+func isLetter(l byte) bool {
+	_, ok := kind(l)
+	return ok
 }

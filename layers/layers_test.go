@@ -1,14 +1,12 @@
 package layers_test
 
 import (
-	"math"
-	"math/rand"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers/layertest"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
@@ -51,91 +49,20 @@ func testLayers() map[string]layers.Sublayer {
 	}
 }
 
-// objective builds sum(layer(x) ⊙ w) (plus any auxiliary loss) in float64.
-func objective(t *testing.T, l layers.Sublayer, x, w []float64) (*layers.Builder, *G.Node, *G.Node) {
-	b := layers.NewBuilder(tensor.Float64)
-	var xn, loss *G.Node
-	err := b.Run(l.Kind(), func() {
-		xn = b.Input("x", x, testB, testT, testD)
-		y := l.Forward(b, xn, nil)
-		loss = b.Must(G.Sum(b.Mul(y, b.Input("w", w, testB, testT, testD))))
-		for _, a := range b.Aux() {
-			loss = b.Add(loss, a)
-		}
-	})
-	if err != nil {
-		t.Fatalf("build: %+v", err)
-	}
-	return b, xn, loss
-}
-
-func run(t *testing.T, g *G.ExprGraph) {
-	t.Helper()
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatalf("run: %+v", err)
-	}
-}
-
-func randVec(r *rand.Rand, n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = r.NormFloat64()
-	}
-	return v
-}
-
 // TestLayerGradFD checks the symbolic gradient of every parameter of every
 // layer, and of its input, against central differences in float64 on a
-// random sample of up to 12 coordinates per tensor.
+// random sample of up to 12 coordinates per tensor (layertest, which a
+// package registering its own sublayer uses too).
 func TestLayerGradFD(t *testing.T) {
 	for name, l := range testLayers() {
 		t.Run(name, func(t *testing.T) {
-			if err := l.Params().Initialize(tensor.Float64, 7); err != nil {
-				t.Fatal(err)
-			}
-			r := rand.New(rand.NewSource(3))
-			// Bigger weights than N(0, 0.02) so every path carries signal.
-			for _, p := range l.Params() {
-				d := p.Data().([]float64)
-				for i := range d {
-					d[i] += 0.3 * r.NormFloat64()
-				}
-			}
-			x, w := randVec(r, testB*testT*testD), randVec(r, testB*testT*testD)
-			b, xn, loss := objective(t, l, x, w)
-			params, nodes := b.ParamNodes()
-			grads, err := G.Grad(loss, append(nodes, xn)...)
+			bad, err := layertest.CheckGradients(l, layertest.Settings{Batch: testB, Time: testT, DModel: testD})
 			if err != nil {
-				t.Fatalf("grad: %+v", err)
+				t.Fatalf("%+v", err)
 			}
-			run(t, b.G)
-			f := func() float64 {
-				_, _, l2 := objective(t, l, x, w)
-				run(t, l2.Graph())
-				return l2.Value().Data().(float64)
+			for _, m := range bad {
+				t.Error(m)
 			}
-			check := func(what string, data []float64, grad *G.Node) {
-				g := grad.Value().Data().([]float64)
-				for _, i := range r.Perm(len(data))[:min(12, len(data))] {
-					const h = 1e-5
-					old := data[i]
-					data[i] = old + h
-					fp := f()
-					data[i] = old - h
-					fm := f()
-					data[i] = old
-					want := (fp - fm) / (2 * h)
-					if math.Abs(g[i]-want) > 1e-6+1e-4*math.Abs(want) {
-						t.Errorf("%s[%d]: symbolic %.8g, finite differences %.8g", what, i, g[i], want)
-					}
-				}
-			}
-			for i, p := range params {
-				check(p.Name, p.Data().([]float64), grads[i])
-			}
-			check("x", x, grads[len(grads)-1])
 		})
 	}
 }

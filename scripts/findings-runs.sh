@@ -16,9 +16,9 @@
 #
 # Wall times measured on this machine are in docs/findings.md's notes and
 # the README; the plan in stream order:
-#   stream 1: mqar small (8 arms), table3 small (4), table2 small (6)
-#   stream 2: extrapolation small (4), table1 small (17), ssdlong small (6),
+#   stream 1: mqar small (6 arms), table3 small (4), table2 small (6),
 #             table1 medium, SSD rows only (6)
+#   stream 2: extrapolation small (4), table1 small (17), ssdlong small (6)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results}
@@ -46,12 +46,12 @@ ssd_rows=ssd.conv1d-D,ssd.a_t,ssd.rope,ssd.d-only,ssd.conv-only,ssd.rope-only
 	run mqar small
 	run table3 small
 	run table2 small
+	run table1 medium --arms "$ssd_rows"
 ) >>"$out/logs/stream1.log" 2>&1 &
 (
 	run extrapolation small
 	run table1 small
 	run ssdlong small
-	run table1 medium --arms "$ssd_rows"
 ) >>"$out/logs/stream2.log" 2>&1 &
 wait
 

@@ -37,8 +37,10 @@ const (
 )
 
 // benchAnalysis is the part of `wm bench`'s report computed from its rows:
-// the matrix-product ceiling of each row, then each target of issue 11 with
-// the rows that meet it and those that do not.
+// the matrix-product ceiling of each row, then each performance target
+// (speed ≥ 2× the peer, peak memory ≤ the peer's, SSD at t 4096 ≥ 0.8× its
+// t 512 speed, scaling to 2 threads) with the rows that meet it and those
+// that do not.
 func benchAnalysis(rows []benchRow) string {
 	var b strings.Builder
 	b.WriteString("## Matrix-product ceiling\n\n")
@@ -51,7 +53,7 @@ func benchAnalysis(rows []benchRow) string {
 			r.WM.TrainGFLOP, num(ct), ratio(r.WM.Train, ct), ratio(ct, r.Peer.Train),
 			r.WM.EvalGFLOP, num(ce), ratio(r.WM.Eval, ce), ratio(ce, r.Peer.Eval))
 	}
-	b.WriteString("\n## Targets (issue 11), computed from the rows above\n\n")
+	b.WriteString("\n## Performance targets, computed from the rows above\n\n")
 	speedTargets(&b, rows, "Training", func(r benchRow) (float64, float64, float64) {
 		return r.WM.Train, r.Peer.Train, r.ceiling(r.WM.TrainGFLOP)
 	})

@@ -1,0 +1,182 @@
+// Package layertest checks a sublayer the way the framework checks its
+// own: the symbolic gradient of every parameter and of the input against
+// central finite differences in float64. It is for tests, the framework's
+// and those of a package that registers a sublayer of its own (see
+// graph.RegisterSublayer).
+package layertest
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+)
+
+// Settings size a gradient check; a zero field is its default.
+type Settings struct {
+	// Batch, Time and DModel are the input's shape (default 2, 5, and the
+	// width the layer was made for, which must be given).
+	Batch, Time, DModel int
+	// Seed draws the weights' jitter, the input and the upstream weights
+	// (default 3).
+	Seed int64
+	// Coords is the number of coordinates checked per tensor (default 12).
+	Coords int
+	// Jitter is added to every weight, times a standard normal draw, so
+	// that every path carries signal (default 0.3; N(0, 0.02) weights are
+	// too small to see most second-order terms).
+	Jitter float64
+	// Step is the finite-difference step (default 1e-5); a coordinate
+	// passes when |symbolic − numeric| <= Abs + Rel·|numeric| (defaults
+	// 1e-6 and 1e-4).
+	Step, Abs, Rel float64
+}
+
+func (s Settings) resolved() Settings {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if s.Batch == 0 {
+		s.Batch = 2
+	}
+	if s.Time == 0 {
+		s.Time = 5
+	}
+	if s.Seed == 0 {
+		s.Seed = 3
+	}
+	if s.Coords == 0 {
+		s.Coords = 12
+	}
+	def(&s.Jitter, 0.3)
+	def(&s.Step, 1e-5)
+	def(&s.Abs, 1e-6)
+	def(&s.Rel, 1e-4)
+	return s
+}
+
+// Mismatch is one coordinate whose symbolic gradient disagrees with finite
+// differences.
+type Mismatch struct {
+	Tensor              string
+	Index               int
+	Symbolic, Numerical float64
+}
+
+func (m Mismatch) String() string {
+	return fmt.Sprintf("%s[%d]: symbolic %.8g, finite differences %.8g", m.Tensor, m.Index, m.Symbolic, m.Numerical)
+}
+
+// CheckGradients initialises l's parameters in float64 (seed 7, plus the
+// jitter), builds sum(l(x) ⊙ w) plus any auxiliary loss the layer adds for
+// a random x and w, and compares the gradient of every parameter and of x
+// with central differences on a random sample of coordinates. It returns
+// the coordinates that disagree (none when the gradient is right) and an
+// error when the layer does not build or run.
+func CheckGradients(l layers.Sublayer, s Settings) ([]Mismatch, error) {
+	s = s.resolved()
+	if s.DModel < 1 {
+		return nil, fmt.Errorf("layertest: Settings.DModel is required")
+	}
+	if err := l.Params().Initialize(tensor.Float64, 7); err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewSource(s.Seed))
+	for _, p := range l.Params() {
+		d := p.Data().([]float64)
+		for i := range d {
+			d[i] += s.Jitter * r.NormFloat64()
+		}
+	}
+	n := s.Batch * s.Time * s.DModel
+	x, w := normals(r, n), normals(r, n)
+	b, xn, loss, err := objective(l, s, x, w)
+	if err != nil {
+		return nil, err
+	}
+	params, nodes := b.ParamNodes()
+	grads, err := G.Grad(loss, append(nodes, xn)...)
+	if err != nil {
+		return nil, fmt.Errorf("layertest: gradient of %s: %w", l.Kind(), err)
+	}
+	if err := run(b.G); err != nil {
+		return nil, err
+	}
+	f := func() (float64, error) {
+		_, _, l2, err := objective(l, s, x, w)
+		if err != nil {
+			return 0, err
+		}
+		if err := run(l2.Graph()); err != nil {
+			return 0, err
+		}
+		return l2.Value().Data().(float64), nil
+	}
+	var bad []Mismatch
+	check := func(what string, data []float64, grad *G.Node) error {
+		g := grad.Value().Data().([]float64)
+		for _, i := range r.Perm(len(data))[:min(s.Coords, len(data))] {
+			old := data[i]
+			data[i] = old + s.Step
+			fp, err := f()
+			if err != nil {
+				return err
+			}
+			data[i] = old - s.Step
+			fm, err := f()
+			data[i] = old
+			if err != nil {
+				return err
+			}
+			want := (fp - fm) / (2 * s.Step)
+			if math.Abs(g[i]-want) > s.Abs+s.Rel*math.Abs(want) {
+				bad = append(bad, Mismatch{what, i, g[i], want})
+			}
+		}
+		return nil
+	}
+	for i, p := range params {
+		if err := check(p.Name, p.Data().([]float64), grads[i]); err != nil {
+			return bad, err
+		}
+	}
+	return bad, check("x", x, grads[len(grads)-1])
+}
+
+// objective builds sum(l(x) ⊙ w) plus the layer's auxiliary losses.
+func objective(l layers.Sublayer, s Settings, x, w []float64) (*layers.Builder, *G.Node, *G.Node, error) {
+	b := layers.NewBuilder(tensor.Float64)
+	var xn, loss *G.Node
+	err := b.Run(l.Kind(), func() {
+		xn = b.Input("x", x, s.Batch, s.Time, s.DModel)
+		y := l.Forward(b, xn, nil)
+		loss = b.Must(G.Sum(b.Mul(y, b.Input("w", w, s.Batch, s.Time, s.DModel))))
+		for _, a := range b.Aux() {
+			loss = b.Add(loss, a)
+		}
+	})
+	return b, xn, loss, err
+}
+
+func run(g *G.ExprGraph) error {
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		return fmt.Errorf("layertest: run: %w", err)
+	}
+	return nil
+}
+
+func normals(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.NormFloat64()
+	}
+	return v
+}
