@@ -9,27 +9,6 @@ import (
 	"github.com/pkg/errors"
 )
 
-// resultKeys are the measures every training task's result has.
-var resultKeys = []string{"val_ppl", "val_loss", "test_ppl", "test_loss", "train_loss", "tokens_per_s", "steps_per_s", "params", "active_params"}
-
-// taskMeasures are the keys a task's result has: fixed names, and
-// prefixes of the measures "PREFIX@N" at evaluation lengths N.
-func taskMeasures(t Task) (keys, prefixes []string) {
-	switch t {
-	case TaskLM:
-		return resultKeys, nil
-	case TaskMQAR:
-		return append(append([]string{}, resultKeys...), "accuracy", "val_accuracy"), nil
-	case TaskExtrapolation:
-		return resultKeys, []string{"ppl", "passkey"}
-	case TaskThroughput:
-		return []string{"params", "active_params", "mixer_params"}, []string{"train", "eval"}
-	case TaskParams:
-		return []string{"params", "active_params", "mixer_params"}, nil
-	}
-	return nil, nil
-}
-
 // plotKindNames names the plot kinds, for errors.
 var plotKindNames = map[PlotKind]string{PlotCurves: "PlotCurves", PlotBars: "PlotBars", PlotMeasureLines: "PlotMeasureLines", PlotLabelLines: "PlotLabelLines", PlotGroupedBars: "PlotGroupedBars"}
 
@@ -88,30 +67,54 @@ func (d *Definition) Check() error {
 	if err != nil {
 		return errors.Wrapf(err, "experiment %s at %s", d.Name, Tiny)
 	}
+	k, err := d.keys(arms)
+	if err != nil {
+		return err
+	}
+	if err := d.checkLearningRates(k); err != nil {
+		return err
+	}
+	if err := d.checkColumns(k); err != nil {
+		return err
+	}
+	for i, p := range d.Plots {
+		if err := k.checkPlot(p, fmt.Sprintf("experiment %s: plot %d (%q)", d.Name, i+1, p.File)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keys collects what the arms have: measures of their tasks and values,
+// measure prefixes, paper keys, labels, names.
+func (d *Definition) keys(arms []Arm) (keySet, error) {
 	k := keySet{measures: map[string]bool{}, prefixes: map[string]bool{}, paper: map[string]bool{}, labels: map[string]bool{}, arms: map[string]bool{}}
+	add := func(set map[string]bool, keys ...string) {
+		for _, key := range keys {
+			set[key] = true
+		}
+	}
 	for _, a := range arms {
+		if a.Task == nil {
+			return k, errors.Errorf("experiment %s: arm %s has no Task (TaskLM, MQARTask{…}, ExtrapolationTask{…}, ThroughputTask{…}, TaskParams, or one of your own)", d.Name, a.Name)
+		}
 		k.arms[a.Name] = true
 		k.trains = k.trains || a.trains()
-		keys, prefixes := taskMeasures(a.Task)
-		if keys == nil {
-			return errors.Errorf("experiment %s: arm %s has task %q; the tasks are: %s, %s, %s, %s, %s", d.Name, a.Name, a.Task, TaskLM, TaskMQAR, TaskExtrapolation, TaskThroughput, TaskParams)
-		}
-		for _, m := range keys {
-			k.measures[m] = true
-		}
-		for _, p := range prefixes {
-			k.prefixes[p] = true
-		}
-		for m := range a.Values {
-			k.measures[m] = true
-		}
-		for p := range a.Paper {
-			k.paper[p] = true
-		}
+		keys, prefixes := a.Task.Measures()
+		add(k.measures, keys...)
+		add(k.prefixes, prefixes...)
+		add(k.measures, sortedKeys(a.Values)...)
+		add(k.paper, sortedKeys(a.Paper)...)
 		for _, l := range a.Labels {
 			k.labels[l.Key] = true
 		}
 	}
+	return k, nil
+}
+
+// checkLearningRates checks the grids, and that the selection and primary
+// measures are measures of training arms.
+func (d *Definition) checkLearningRates(k keySet) error {
 	for p, g := range d.LRGrid {
 		if err := CheckPreset(p); err != nil {
 			return errors.Wrapf(err, "experiment %s: LRGrid", d.Name)
@@ -125,78 +128,84 @@ func (d *Definition) Check() error {
 			return errors.Errorf("experiment %s: %s %q is no measure of its arms; the measures are: %s", d.Name, m.field, m.key, k.measureList())
 		}
 	}
+	return nil
+}
+
+// checkColumns checks every preset's columns.
+func (d *Definition) checkColumns(k keySet) error {
 	for _, preset := range Presets {
 		for i, c := range d.ColumnsAt(preset) {
 			where := fmt.Sprintf("experiment %s: column %d (%q)", d.Name, i+1, c.Title)
-			if c.Key == "" && c.Paper == "" {
+			switch {
+			case c.Key == "" && c.Paper == "":
 				return errors.Errorf("%s: has neither Key nor Paper", where)
-			}
-			if c.Key != "" && !k.measure(c.Key) {
+			case c.Key != "" && !k.measure(c.Key):
 				return errors.Errorf("%s: Key %q is no measure of its arms; the measures are: %s", where, c.Key, k.measureList())
-			}
-			if c.Paper != "" && preset == Tiny && !k.paper[c.Paper] {
+			case c.Paper != "" && preset == Tiny && !k.paper[c.Paper]:
 				return errors.Errorf("%s: Paper %q is no key of any arm's Paper; the keys are: %s", where, c.Paper, list(k.paper, ""))
 			}
 		}
 	}
-	for i, p := range d.Plots {
-		where := fmt.Sprintf("experiment %s: plot %d (%q)", d.Name, i+1, p.File)
-		if p.File == "" {
-			return errors.Errorf("%s: File is empty", where)
-		}
-		labels := func(names ...[2]string) error {
-			for _, l := range names {
-				if l[1] != "" && !k.labels[l[1]] {
-					return errors.Errorf("%s: %s %q is no label of its arms; the labels are: %s", where, l[0], l[1], list(k.labels, ""))
-				}
-			}
-			return nil
-		}
-		switch p.Kind {
-		case PlotCurves:
-			if err := labels([2]string{"Series", p.Series}, [2]string{"Panel", p.Panel}); err != nil {
-				return err
-			}
-		case PlotBars, PlotGroupedBars:
-			if !k.measure(p.Key) {
-				return errors.Errorf("%s: Key %q is no measure of its arms; the measures are: %s", where, p.Key, k.measureList())
-			}
-			if p.PaperKey != "" && !k.paper[p.PaperKey] {
-				return errors.Errorf("%s: PaperKey %q is no key of any arm's Paper; the keys are: %s", where, p.PaperKey, list(k.paper, ""))
-			}
-			if p.Reference != "" && !k.arms[p.Reference] {
-				return errors.Errorf("%s: Reference %q is no arm; the arms are: %s", where, p.Reference, list(k.arms, ""))
-			}
-			if p.Kind == PlotGroupedBars {
-				if p.X == "" || p.Series == "" {
-					return errors.Errorf("%s: grouped bars need the label keys X and Series", where)
-				}
-				if err := labels([2]string{"X", p.X}, [2]string{"Series", p.Series}); err != nil {
-					return err
-				}
-			}
-		case PlotMeasureLines:
-			if !k.prefixes[p.Prefix] {
-				return errors.Errorf("%s: Prefix %q is no measure prefix of its arms; the prefixes are: %s", where, p.Prefix, list(k.prefixes, ""))
-			}
-		case PlotLabelLines:
-			if !k.measure(p.Y) {
-				return errors.Errorf("%s: Y %q is no measure of its arms; the measures are: %s", where, p.Y, k.measureList())
-			}
-			if p.X == "" || p.Series == "" {
-				return errors.Errorf("%s: label lines need the label keys X and Series", where)
-			}
-			if err := labels([2]string{"X", p.X}, [2]string{"Series", p.Series}, [2]string{"Panel", p.Panel}); err != nil {
-				return err
-			}
-		default:
-			var kinds []string
-			for _, n := range plotKindNames {
-				kinds = append(kinds, n)
-			}
-			sort.Strings(kinds)
-			return errors.Errorf("%s: Kind %d is not a plot kind; the kinds are: %s", where, p.Kind, strings.Join(kinds, ", "))
+	return nil
+}
+
+// labelKeys checks that every non-empty label key (named by its field) is a
+// label of the arms.
+func (k keySet) labelKeys(where string, names ...[2]string) error {
+	for _, l := range names {
+		if l[1] != "" && !k.labels[l[1]] {
+			return errors.Errorf("%s: %s %q is no label of its arms; the labels are: %s", where, l[0], l[1], list(k.labels, ""))
 		}
 	}
 	return nil
+}
+
+// checkPlot checks one plot against what the arms have.
+func (k keySet) checkPlot(p Plot, where string) error {
+	if p.File == "" {
+		return errors.Errorf("%s: File is empty", where)
+	}
+	switch p.Kind {
+	case PlotCurves:
+		return k.labelKeys(where, [2]string{"Series", p.Series}, [2]string{"Panel", p.Panel})
+	case PlotBars, PlotGroupedBars:
+		return k.checkBars(p, where)
+	case PlotMeasureLines:
+		if !k.prefixes[p.Prefix] {
+			return errors.Errorf("%s: Prefix %q is no measure prefix of its arms; the prefixes are: %s", where, p.Prefix, list(k.prefixes, ""))
+		}
+		return nil
+	case PlotLabelLines:
+		if !k.measure(p.Y) {
+			return errors.Errorf("%s: Y %q is no measure of its arms; the measures are: %s", where, p.Y, k.measureList())
+		}
+		if p.X == "" || p.Series == "" {
+			return errors.Errorf("%s: label lines need the label keys X and Series", where)
+		}
+		return k.labelKeys(where, [2]string{"X", p.X}, [2]string{"Series", p.Series}, [2]string{"Panel", p.Panel})
+	}
+	var kinds []string
+	for _, n := range plotKindNames {
+		kinds = append(kinds, n)
+	}
+	sort.Strings(kinds)
+	return errors.Errorf("%s: Kind %d is not a plot kind; the kinds are: %s", where, p.Kind, strings.Join(kinds, ", "))
+}
+
+// checkBars checks a bar plot's measure, paper key, reference arm and, for
+// grouped bars, its label keys.
+func (k keySet) checkBars(p Plot, where string) error {
+	switch {
+	case !k.measure(p.Key):
+		return errors.Errorf("%s: Key %q is no measure of its arms; the measures are: %s", where, p.Key, k.measureList())
+	case p.PaperKey != "" && !k.paper[p.PaperKey]:
+		return errors.Errorf("%s: PaperKey %q is no key of any arm's Paper; the keys are: %s", where, p.PaperKey, list(k.paper, ""))
+	case p.Reference != "" && !k.arms[p.Reference]:
+		return errors.Errorf("%s: Reference %q is no arm; the arms are: %s", where, p.Reference, list(k.arms, ""))
+	case p.Kind != PlotGroupedBars:
+		return nil
+	case p.X == "" || p.Series == "":
+		return errors.Errorf("%s: grouped bars need the label keys X and Series", where)
+	}
+	return k.labelKeys(where, [2]string{"X", p.X}, [2]string{"Series", p.Series})
 }

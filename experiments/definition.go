@@ -25,26 +25,6 @@ const (
 // Presets lists the preset names in size order.
 var Presets = []string{Tiny, Small, Medium, Paper}
 
-// Task is what the runner does with an arm.
-type Task string
-
-// The tasks.
-const (
-	// TaskLM trains on the embedded KJV (byte tokens) and reports the
-	// validation perplexity.
-	TaskLM Task = "lm"
-	// TaskMQAR trains on MQAR examples and reports accuracy on held-out ones.
-	TaskMQAR Task = "mqar"
-	// TaskExtrapolation trains on KJV mixed with passkey prompts at one
-	// length, then measures sliding-window perplexity and passkey accuracy
-	// at multiples of it.
-	TaskExtrapolation Task = "extrapolation"
-	// TaskThroughput times training and evaluation steps, no training.
-	TaskThroughput Task = "throughput"
-	// TaskParams counts parameters, no training.
-	TaskParams Task = "params"
-)
-
 // Label is one grouping key of an arm ("variant" = "rope").
 type Label struct {
 	Key, Value string
@@ -56,16 +36,12 @@ type Arm struct {
 	Name string
 	// Labels group the arm in tables and plots, in column order.
 	Labels []Label
-	Task   Task
-	Model  graph.Config
-	// Train is the training config (TaskLM, TaskMQAR, TaskExtrapolation).
+	// Task is what the runner does with the arm (TaskLM, MQARTask{…}, …,
+	// or a task of one's own).
+	Task  Task
+	Model graph.Config
+	// Train is the training config (a TrainingTask's arm).
 	Train train.Config
-	// MQAR sizes the task's data (TaskMQAR).
-	MQAR MQARData
-	// Extrapolation lists the evaluation lengths (TaskExtrapolation).
-	Extrapolation ExtrapolationData
-	// Throughput lists the lengths to time (TaskThroughput).
-	Throughput ThroughputData
 	// Paper holds the paper's numbers for this arm, by column key.
 	Paper map[string]float64
 	// Values are measures known before running (the CDMoE ratio of the
@@ -81,39 +57,6 @@ func (a Arm) Label(key string) string {
 		}
 	}
 	return ""
-}
-
-// MQARData sizes an MQAR arm (Wonderful Matrices Table 5).
-type MQARData struct {
-	Vocab int `json:"vocab"`
-	// Pairs of keys and values per example (Zoology's num_kv_pairs); 0 is
-	// SPEC §6's T/4.
-	Pairs         int `json:"pairs,omitempty"`
-	TrainExamples int `json:"train_examples"`
-	// TestExamples is the size of the validation set (learning-rate
-	// choice, curves) and, drawn apart, of the test set (the reported
-	// accuracy).
-	TestExamples int `json:"test_examples"`
-}
-
-// ExtrapolationData sets an extrapolation arm's evaluation (CoCA §4.1–4.2).
-type ExtrapolationData struct {
-	// Factors multiply the training length to give the evaluation lengths.
-	Factors []int `json:"factors"`
-	// Stride of the sliding window (CoCA: 512, the training length).
-	Stride int `json:"stride"`
-	// Passkeys is the number of passkey prompts per length.
-	Passkeys int `json:"passkeys"`
-	// PasskeyShare of the training sequences are passkey prompts.
-	PasskeyShare float64 `json:"passkey_share"`
-}
-
-// ThroughputData sets a throughput arm (Wonderful Matrices Figure 6).
-type ThroughputData struct {
-	SeqLens []int `json:"seq_lens"`
-	// Tokens per timed step: the batch is Tokens / seq_len (at least 1).
-	Tokens int `json:"tokens"`
-	Reps   int `json:"reps"`
 }
 
 // Column is a column of an experiment's table: a measured value and,
@@ -290,7 +233,10 @@ func (d *Definition) Expand(preset string) ([]Arm, error) {
 		if err := a.Model.Resolved().Validate(); err != nil {
 			return nil, errors.Wrapf(err, "%s at %s: arm %s", d.Name, preset, a.Name)
 		}
-		if err := a.checkData(); err != nil {
+		if a.Task == nil {
+			return nil, errors.Errorf("%s at %s: arm %s has no Task", d.Name, preset, a.Name)
+		}
+		if err := a.Task.Check(a); err != nil {
 			return nil, errors.Wrapf(err, "%s at %s: arm %s", d.Name, preset, a.Name)
 		}
 	}

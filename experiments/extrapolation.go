@@ -44,7 +44,7 @@ type extrapolationSize struct {
 }
 
 var extrapolationSizes = map[string]extrapolationSize{
-	Tiny:   {lm: lmSize{DModel: 32, Heads: 2, Pairs: 1, Steps: 30, Batch: 4, SeqLen: 384, LR: 3e-3, EvalEvery: 10, EvalBatches: 1}, factors: []int{1, 2, 4}, passkeys: 2},
+	Tiny:   {lm: lmSize{DModel: 32, Heads: 2, Pairs: 1, Steps: 30, Batch: 4, SeqLen: 384, LR: 3e-3, EvalEvery: 10, EvalBatches: 1, FinalEvalBatches: 4}, factors: []int{1, 2, 4}, passkeys: 2},
 	Small:  {lm: lmSize{DModel: 64, Heads: 4, Pairs: 2, Steps: 500, Batch: 8, SeqLen: 512, LR: 2e-3, EvalEvery: 50, EvalBatches: 4}, factors: []int{1, 2, 4, 8, 16}, passkeys: 10},
 	Medium: {lm: lmSize{DModel: 64, Heads: 4, Pairs: 2, Steps: 2000, Batch: 8, SeqLen: 512, LR: 2e-3, EvalEvery: 200, EvalBatches: 4}, factors: []int{1, 2, 4, 8, 16}, passkeys: 10},
 	// paper: CoCA's RoFormer-350M (d 1024, 24 layers, 16 heads), 512 tokens.
@@ -71,9 +71,9 @@ func extrapolationArms(preset string) ([]Arm, error) {
 		m := s.lm.model(pairs(mth.letter, "M", s.lm.Pairs))
 		m.Attention = layers.AttentionConfig{NTK: ntk}
 		m.CoCA = layers.CoCAConfig{NTK: &ntk}
-		a := Arm{Name: mth.slug, Labels: []Label{{"method", mth.title}}, Task: TaskExtrapolation, Model: m, Train: s.lm.train(),
-			Extrapolation: ExtrapolationData{Factors: s.factors, Stride: s.lm.SeqLen, Passkeys: s.passkeys, PasskeyShare: 0.25},
-			Paper:         map[string]float64{}}
+		a := Arm{Name: mth.slug, Labels: []Label{{"method", mth.title}}, Model: m, Train: s.lm.train(),
+			Task:  ExtrapolationTask{Factors: s.factors, Stride: s.lm.SeqLen, Passkeys: s.passkeys, PasskeyShare: 0.25},
+			Paper: map[string]float64{}}
 		for _, f := range s.factors {
 			if i := int(math.Log2(float64(f))); 1<<i == f && i < 7 {
 				a.Paper[fmt.Sprintf("ppl@%dx", f)] = cocaPaper[mth.slug][0][i]

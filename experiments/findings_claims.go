@@ -229,8 +229,8 @@ func pplGrowth(factor int) seedMeasure {
 func (rs results) longestFactor(p string) int {
 	f := 0
 	for _, ar := range rs["extrapolation"][p] {
-		if n := len(ar.Arm.Extrapolation.Factors); n > 0 {
-			f = max(f, ar.Arm.Extrapolation.Factors[n-1])
+		if e, ok := ar.Arm.Task.(ExtrapolationTask); ok && len(e.Factors) > 0 {
+			f = max(f, e.Factors[len(e.Factors)-1])
 		}
 	}
 	return f

@@ -131,10 +131,10 @@ func mqarArms(preset string) ([]Arm, error) {
 				arms = append(arms, Arm{
 					Name:   fmt.Sprintf("%s.d%d.t%d.p%d", mod.slug, d, T, np),
 					Labels: []Label{{"module", mod.title}, {"d_model", fmt.Sprint(d)}, {"seq_len", fmt.Sprint(T)}, {"pairs", fmt.Sprint(np)}},
-					Task:   TaskMQAR, Model: m,
+					Task:   MQARTask{Vocab: s.Vocab, Pairs: st.Pairs, TrainExamples: s.Train, TestExamples: s.Test},
+					Model:  m,
 					Train: train.Config{Steps: steps, Batch: s.Batch[T], SeqLen: T, LR: s.LR[d],
 						EvalEvery: max(1, steps/10), EvalBatches: max(1, s.Test/s.Batch[T])},
-					MQAR: MQARData{Vocab: s.Vocab, Pairs: st.Pairs, TrainExamples: s.Train, TestExamples: s.Test},
 				})
 			}
 		}

@@ -495,7 +495,12 @@ func writeSeedsCSV(w io.Writer, def *Definition, preset string, all []ArmResults
 func kjvUnigram(all []ArmResults) (float64, bool) {
 	uses := false
 	for _, ar := range all {
-		uses = uses || ar.Arm.Task == TaskLM || ar.Arm.Task == TaskExtrapolation
+		switch t := ar.Arm.Task.(type) {
+		case LMTask:
+			uses = uses || t == TaskLM
+		case ExtrapolationTask:
+			uses = true
+		}
 	}
 	if !uses {
 		return 0, false

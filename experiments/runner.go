@@ -1,20 +1,18 @@
 package experiments
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/pkg/errors"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
-	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
-	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/rss"
 )
 
@@ -49,14 +47,6 @@ type Runner struct {
 	// is written, and Run returns the arm's *train.StoppedError (a resume
 	// continues where it stopped).
 	Stop <-chan struct{}
-}
-
-// job is one arm at one seed.
-type job struct {
-	arm  Arm
-	seed int
-	dir  string
-	cfg  []byte // config.json
 }
 
 // NoisyCV is the sd over seeds, as a share of the mean, above which an
@@ -171,7 +161,7 @@ type sweep struct {
 	seeds []int
 	grid  []float64
 	sel   Selection
-	data  *datasets
+	data  *Cache
 	log   io.Writer
 	fails []Failure
 	// prefix opens the progress lines of the arm in progress.
@@ -191,7 +181,7 @@ func (r Runner) plan(def *Definition) (*sweep, error) {
 	if r.Out == "" {
 		return nil, errors.New("out: a results folder is required")
 	}
-	sw := &sweep{r: r, def: def, data: newDatasets(), log: r.Log, sel: def.Select}
+	sw := &sweep{r: r, def: def, data: NewCache(), log: r.Log, sel: def.Select}
 	if sw.log == nil {
 		sw.log = io.Discard
 	}
@@ -233,12 +223,6 @@ func (sw *sweep) gridNote() string {
 		return ""
 	}
 	return fmt.Sprintf(", learning rate searched over %v per arm (seed 0), the seeds at the best on validation", sw.grid)
-}
-
-// trains says whether an arm trains (a search applies) or only measures.
-func (a Arm) trains() bool {
-	_, ok := runConfig(a, 0)
-	return ok
 }
 
 // jobAt is arm a at rate lr (0: the arm's own, and its folder without a
@@ -430,101 +414,12 @@ func summary(res train.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-// measureConfig is config.json of an arm that measures without training.
-type measureConfig struct {
-	Task       Task            `json:"task"`
-	Model      graph.Config    `json:"model"`
-	Throughput *ThroughputData `json:"throughput,omitempty"`
-	Seed       int             `json:"seed"`
-}
-
-// armConfig is the config.json an arm at a seed writes, with every default
-// filled in: a folder holding other bytes belongs to another config.
-func armConfig(a Arm, seed int) ([]byte, error) {
-	if rc, ok := runConfig(a, seed); ok {
-		_, b, err := rc.Canonical()
-		return b, err
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
 	}
-	mc := measureConfig{Task: a.Task, Model: a.Model.Resolved(), Seed: seed}
-	if a.Task == TaskThroughput {
-		mc.Throughput = &a.Throughput
-	}
-	b, err := json.MarshalIndent(mc, "", "  ")
-	return b, errors.Wrap(err, "arm config")
-}
-
-// runConfig is the training config of a training arm; ok is false for the
-// measuring tasks.
-func runConfig(a Arm, seed int) (train.RunConfig, bool) {
-	tc := a.Train
-	tc.Seed = int64(seed)
-	rc := train.RunConfig{Model: a.Model, Train: tc}
-	switch a.Task {
-	case TaskLM:
-		rc.Data = "kjv/byte"
-	case TaskMQAR:
-		q := a.MQAR
-		rc.Data = fmt.Sprintf("mqar vocab=%d pairs=%d train=%d valid=%d test=%d", q.Vocab, q.Pairs, q.TrainExamples, q.TestExamples, q.TestExamples)
-	case TaskExtrapolation:
-		e := a.Extrapolation
-		rc.Data = fmt.Sprintf("kjv/byte + passkey share=%g; eval factors=%v stride=%d passkeys=%d", e.PasskeyShare, e.Factors, e.Stride, e.Passkeys)
-	default:
-		return rc, false
-	}
-	return rc, true
-}
-
-// runJob runs one arm at one seed into its folder.
-func runJob(j job, d *datasets, resume bool, logw io.Writer, stop <-chan struct{}) (train.Result, error) {
-	if rc, ok := runConfig(j.arm, j.seed); ok {
-		run := &train.Run{Dir: j.dir, Config: rc, Progress: logw, Stop: stop}
-		if err := d.prepare(run, j.arm, j.seed); err != nil {
-			return train.Result{}, err
-		}
-		return run.Start(resume)
-	}
-	if done, res, err := train.CheckFolder(j.dir, j.cfg, resume); err != nil || done {
-		return res, err
-	}
-	res, err := measure(j.arm, j.seed)
-	if err != nil {
-		return res, err
-	}
-	if err := os.MkdirAll(j.dir, 0o755); err != nil {
-		return res, errors.Wrap(err, "arm folder")
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(j.dir, train.RunConfigFile), append(j.cfg, '\n')); err != nil {
-		return res, err
-	}
-	return res, train.WriteResult(j.dir, res)
-}
-
-// measure runs a measuring arm (parameters or throughput).
-func measure(a Arm, seed int) (train.Result, error) {
-	var res train.Result
-	m, err := graph.New(a.Model)
-	if err != nil {
-		return res, err
-	}
-	res.Params, res.ActiveParams = m.Count()
-	res.Measures = map[string]float64{}
-	var mixer int64
-	for _, k := range m.Breakdown() {
-		if isMixer(k.Kind) {
-			mixer += k.Total
-		}
-	}
-	res.Measures["mixer_params"] = float64(mixer)
-	if a.Task == TaskThroughput {
-		t := a.Throughput
-		for _, T := range t.SeqLens {
-			tp, err := train.MeasureThroughput(a.Model, max(1, t.Tokens/T), T, t.Reps, int64(seed))
-			if err != nil {
-				return res, errors.Wrapf(err, "sequence length %d", T)
-			}
-			res.Measures[fmt.Sprintf("train@%d", T)] = tp.Train
-			res.Measures[fmt.Sprintf("eval@%d", T)] = tp.Eval
-		}
-	}
-	return res, nil
+	sort.Strings(ks)
+	return ks
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
@@ -205,5 +206,30 @@ func TestRunnerLRSearch(t *testing.T) {
 	r.Resume = false
 	if _, err := r.Run(def); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("a second run without resume: %v", err)
+	}
+}
+
+// A cached value's make may get other keys (the extrapolation task's packed
+// sequences are made from the language-model task's tokens).
+func TestCacheNested(t *testing.T) {
+	c := experiments.NewCache()
+	done := make(chan error, 1)
+	go func() {
+		v, err := c.Get("outer", func() (any, error) {
+			inner, err := c.Get("inner", func() (any, error) { return 2, nil })
+			return inner.(int) + 1, err
+		})
+		if err == nil && v != 3 {
+			err = errors.New("wrong value")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a nested Get deadlocked")
 	}
 }

@@ -19,6 +19,9 @@ type lmSize struct {
 	Steps, Batch, SeqLen   int
 	LR                     float64
 	EvalEvery, EvalBatches int
+	// FinalEvalBatches caps the final validation and test evaluations (0:
+	// the whole splits; tiny, a smoke test, reads a few batches).
+	FinalEvalBatches int
 }
 
 // lmSizes are the sizes of table1/table2/table3. paper follows TransXSSM
@@ -29,7 +32,7 @@ type lmSize struct {
 // table1's 13 arms take about half an hour on 2 cores with OpenBLAS
 // (measured figures in the README), tiny so that a table runs in seconds.
 var lmSizes = map[string]lmSize{
-	Tiny:  {DModel: 32, Heads: 2, Pairs: 2, Experts: 16, Steps: 30, Batch: 4, SeqLen: 64, LR: 3e-3, EvalEvery: 10, EvalBatches: 2},
+	Tiny:  {DModel: 32, Heads: 2, Pairs: 2, Experts: 16, Steps: 30, Batch: 4, SeqLen: 64, LR: 3e-3, EvalEvery: 10, EvalBatches: 2, FinalEvalBatches: 8},
 	Small: {DModel: 64, Heads: 4, Pairs: 4, Experts: 64, Steps: 450, Batch: 16, SeqLen: 128, LR: 2e-3, EvalEvery: 50, EvalBatches: 8},
 	// medium is small on 4× the training tokens.
 	Medium: {DModel: 64, Heads: 4, Pairs: 4, Experts: 64, Steps: 1800, Batch: 16, SeqLen: 128, LR: 2e-3, EvalEvery: 200, EvalBatches: 8},
@@ -64,7 +67,7 @@ func cdmoeAt(dModel, experts int) layers.CDMoEConfig {
 
 // train is the training config at this size.
 func (s lmSize) train() train.Config {
-	return train.Config{Steps: s.Steps, Batch: s.Batch, SeqLen: s.SeqLen, LR: s.LR, EvalEvery: s.EvalEvery, EvalBatches: s.EvalBatches}
+	return train.Config{Steps: s.Steps, Batch: s.Batch, SeqLen: s.SeqLen, LR: s.LR, EvalEvery: s.EvalEvery, EvalBatches: s.EvalBatches, FinalEvalBatches: s.FinalEvalBatches}
 }
 
 // lmArm is a TaskLM arm.

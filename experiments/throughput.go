@@ -68,8 +68,8 @@ func throughputArms(preset string) ([]Arm, error) {
 		m := graph.Config{Arch: arch, NBlocks: blocks, Vocab: data.ByteVocab, DModel: s.DModel, Heads: s.Heads,
 			MaxPosition: maxT, CDMoE: cdmoeAt(s.DModel, s.Experts)}
 		arms = append(arms, Arm{
-			Name: arch, Labels: []Label{{"arch", arch}}, Task: TaskThroughput, Model: m,
-			Throughput: ThroughputData{SeqLens: s.SeqLens, Tokens: s.Tokens, Reps: s.Reps},
+			Name: arch, Labels: []Label{{"arch", arch}}, Model: m,
+			Task: ThroughputTask{SeqLens: s.SeqLens, Tokens: s.Tokens, Reps: s.Reps},
 		})
 	}
 	return arms, nil

@@ -141,28 +141,9 @@ func Load(dir string) (*Model, map[string]string, error) {
 // decodeCheckpoint reads the bytes of a model.safetensors file (path names
 // it in errors): Load without the file system, for the fuzz test.
 func decodeCheckpoint(raw []byte, path string) (*Model, map[string]string, error) {
-	fail := func(format string, args ...any) (*Model, map[string]string, error) {
-		return nil, nil, errors.Errorf("load checkpoint %s: "+format, append([]any{path}, args...)...)
-	}
-	if len(raw) < 8 {
-		return fail("%d bytes, too short for a safetensors file (cut off mid-write?)", len(raw))
-	}
-	hn := binary.LittleEndian.Uint64(raw)
-	if hn > maxHeader || hn > uint64(len(raw)-8) {
-		return fail("the header says %d bytes but the file has %d after the size (cut off mid-write?)", hn, len(raw)-8)
-	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(raw[8:8+hn], &header); err != nil {
-		return fail("the header is not valid JSON (%v)", err)
-	}
-	data := raw[8+hn:]
-	var md map[string]string
-	if err := json.Unmarshal(header["__metadata__"], &md); err != nil || md[metaFormat] != formatName {
-		return fail("no %q metadata: not a checkpoint of this framework", formatName)
-	}
-	delete(header, "__metadata__")
-	if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != md[metaSHA] {
-		return fail("the data's SHA-256 does not match the header's (%d data bytes): the file is corrupted or cut off", len(data))
+	header, data, md, err := decodeHeader(raw)
+	if err != nil {
+		return nil, nil, errors.Wrapf(err, "load checkpoint %s", path)
 	}
 	cfg, err := ParseConfig([]byte(md[metaConfig]))
 	if err != nil {
@@ -172,12 +153,50 @@ func decodeCheckpoint(raw []byte, path string) (*Model, map[string]string, error
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "load checkpoint %s", path)
 	}
+	if err := loadParams(m, header, data); err != nil {
+		return nil, nil, errors.Wrapf(err, "load checkpoint %s", path)
+	}
+	delete(md, metaFormat)
+	delete(md, metaConfig)
+	delete(md, metaSHA)
+	return m, md, nil
+}
+
+// decodeHeader splits a safetensors file into its tensor entries, its data
+// and its metadata, checking the size, the format name and the data's
+// SHA-256.
+func decodeHeader(raw []byte) (header map[string]json.RawMessage, data []byte, md map[string]string, err error) {
+	if len(raw) < 8 {
+		return nil, nil, nil, errors.Errorf("%d bytes, too short for a safetensors file (cut off mid-write?)", len(raw))
+	}
+	hn := binary.LittleEndian.Uint64(raw)
+	if hn > maxHeader || hn > uint64(len(raw)-8) {
+		return nil, nil, nil, errors.Errorf("the header says %d bytes but the file has %d after the size (cut off mid-write?)", hn, len(raw)-8)
+	}
+	if err := json.Unmarshal(raw[8:8+hn], &header); err != nil {
+		return nil, nil, nil, errors.Errorf("the header is not valid JSON (%v)", err)
+	}
+	data = raw[8+hn:]
+	if err := json.Unmarshal(header["__metadata__"], &md); err != nil || md[metaFormat] != formatName {
+		return nil, nil, nil, errors.Errorf("no %q metadata: not a checkpoint of this framework", formatName)
+	}
+	delete(header, "__metadata__")
+	if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != md[metaSHA] {
+		return nil, nil, nil, errors.Errorf("the data's SHA-256 does not match the header's (%d data bytes): the file is corrupted or cut off", len(data))
+	}
+	return header, data, md, nil
+}
+
+// loadParams sets every parameter of m from its header entry and data: one
+// dtype for all, shapes as the config gives them, offsets inside the data,
+// and no tensor the config has no parameter for.
+func loadParams(m *Model, header map[string]json.RawMessage, data []byte) error {
 	var dtype tensor.Dtype
 	seen := map[string]bool{}
 	for _, p := range m.Params() {
 		var e stEntry
 		if err := json.Unmarshal(header[p.Name], &e); err != nil || header[p.Name] == nil {
-			return fail("parameter %s is missing", p.Name)
+			return errors.Errorf("parameter %s is missing", p.Name)
 		}
 		seen[p.Name] = true
 		dt, elem := tensor.Float32, 4
@@ -186,19 +205,19 @@ func decodeCheckpoint(raw []byte, path string) (*Model, map[string]string, error
 		case "F64":
 			dt, elem = tensor.Float64, 8
 		default:
-			return fail("parameter %s has dtype %s, want F32 or F64", p.Name, e.Dtype)
+			return errors.Errorf("parameter %s has dtype %s, want F32 or F64", p.Name, e.Dtype)
 		}
 		if dtype == (tensor.Dtype{}) {
 			dtype = dt
 		} else if dt != dtype {
-			return fail("parameter %s is %s, earlier ones %v: mixed dtypes", p.Name, e.Dtype, dtype)
+			return errors.Errorf("parameter %s is %s, earlier ones %v: mixed dtypes", p.Name, e.Dtype, dtype)
 		}
 		if !tensor.Shape(e.Shape).Eq(p.Shape) {
-			return fail("parameter %s has shape %v, the config gives %v", p.Name, e.Shape, p.Shape)
+			return errors.Errorf("parameter %s has shape %v, the config gives %v", p.Name, e.Shape, p.Shape)
 		}
 		lo, hi := e.Offsets[0], e.Offsets[1]
 		if lo < 0 || hi > int64(len(data)) || hi-lo != int64(p.Size()*elem) {
-			return fail("parameter %s has data offsets [%d,%d] outside the %d data bytes", p.Name, lo, hi, len(data))
+			return errors.Errorf("parameter %s has data offsets [%d,%d] outside the %d data bytes", p.Name, lo, hi, len(data))
 		}
 		p.Value = decode(data[lo:hi], dtype, p.Shape)
 	}
@@ -210,12 +229,9 @@ func decodeCheckpoint(raw []byte, path string) (*Model, map[string]string, error
 	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
-		return fail("tensors the config has no parameter for: %v", extra)
+		return errors.Errorf("tensors the config has no parameter for: %v", extra)
 	}
-	delete(md, metaFormat)
-	delete(md, metaConfig)
-	delete(md, metaSHA)
-	return m, md, nil
+	return nil
 }
 
 // decode reads little-endian floats into a new tensor.

@@ -125,6 +125,17 @@ func uniformInit(lo, hi float64) func(*rand.Rand, []float64) {
 	}
 }
 
+// NewParam is a parameter of shape drawn by init (Normal, or any function
+// that fills a float64 buffer of the parameter's size), with AdamW's weight
+// decay when decay is set: for a layer defined outside this package.
+func NewParam(name string, decay bool, init func(r *rand.Rand, dst []float64), shape ...int) *Param {
+	return &Param{Name: name, Shape: tensor.Shape(append([]int{}, shape...)), Decay: decay, init: init}
+}
+
+// Normal draws every element from N(0, std²): InitStd for a weight (SPEC
+// §3), InitStd·OutScale for an output projection.
+func Normal(std float64) func(r *rand.Rand, dst []float64) { return normalInit(std) }
+
 // NormWeight is an RMSNorm weight of size n, initialised to ones, without
 // weight decay.
 func NormWeight(name string, n int) *Param {

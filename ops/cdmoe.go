@@ -174,21 +174,9 @@ func retrieve[T floats](k cdmoeKernel, sim []T, idx [2][]int, sums []T, pick []i
 // cdmoeRun computes y (y != nil) or every gradient (g, d != nil).
 func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 	x, Wup, Wdown, Wq, keys, Edown, Eup := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
-	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
-	// 1. the cross-domain MLP φ = act(x Wup) Wdown and the queries q = φ Wq
-	hpre := scratch[T](N * dff)
-	defer releaseScratch(hpre)
-	parallelGemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, hpre, dff)
-	hact := scratch[T](N * dff)
-	defer releaseScratch(hact)
-	applyUnary(k.act, hact, hpre, nil, false)
-	phi := scratch[T](N * dm)
-	defer releaseScratch(phi)
-	parallelGemm(false, false, N, dm, dff, 1, hact, dff, Wdown, dm, 0, phi, dm)
-	q := scratch[T](N * qd)
-	defer releaseScratch(q)
-	parallelGemm(false, false, N, qd, dm, 1, phi, dm, Wq, qd, 0, q, qd)
-
+	N, dm, qd := k.b*k.t, k.dm, k.qdim()
+	sh := cdmoeShared(k, x, Wup, Wdown, Wq)
+	defer sh.release()
 	var dphi, dq []T
 	if g != nil {
 		dphi, dq = scratch[T](len(g)), scratch[T](N*qd)
@@ -196,53 +184,25 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		defer releaseScratch(dphi)
 		defer releaseScratch(dq)
 	}
-	workers := workerCount(N)
-	type accum struct{ dEdown, dEup, dkeys []T }
-	parts := make([]accum, workers)
-	sims := keySims(k, q, keys, N)
+	parts := make([]cdmoeGrads[T], workerCount(N))
+	sims := keySims(k, sh.q, keys, N)
 	defer releaseScratch(sims)
 	parallelRanges(N, func(w, lo, hi int) {
-		idx := [2][]int{make([]int, k.topk), make([]int, k.topk)}
-		sums, pick := make([]T, k.topk*k.topk), make([]int, k.topk)
-		chosen := make([]expertChoice, k.topk)
-		var acc accum
+		t := newCDMoEToken[T](k)
 		if g != nil {
-			acc = accum{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
-			parts[w] = acc
+			parts[w] = cdmoeGrads[T]{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
 		}
 		for n := lo; n < hi; n++ {
-			ph := phi[n*dm : (n+1)*dm]
-			qn := q[n*qd : (n+1)*qd]
 			if y != nil {
-				copy(y[n*dm:(n+1)*dm], ph)
+				copy(y[n*dm:(n+1)*dm], sh.phi[n*dm:(n+1)*dm])
 			}
 			for hh := 0; hh < k.heads; hh++ {
 				// 2. product-key retrieval of this head's experts
-				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], idx, sums, pick, chosen)
-				for _, c := range chosen {
-					ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
-					dp := dot(ph, ed)
-					z := dp * c.s
-					wgt := k.act.f(z)
-					if y != nil {
-						// 3. y += act((φ·Edown[e]) s) Eup[e]
-						axpy(T(wgt), eu, y[n*dm:(n+1)*dm])
-						continue
-					}
-					gn := g[n*dm : (n+1)*dm]
-					dw := dot(gn, eu)
-					axpy(T(wgt), gn, acc.dEup[c.e*dm:])
-					dz := dw * k.act.df(z)
-					// z = (φ·Edown[e]) * s
-					axpy(T(dz*c.s), ph, acc.dEdown[c.e*dm:])
-					axpy(T(dz*c.s), ed, dphi[n*dm:])
-					ds := T(dz * dp)
-					// s = sim_0[ix] + sim_1[iy]; sim_p[kk] = q_p · keys[hh,kk,p]
-					for p, kk := range [2]int{c.ix, c.iy} {
-						qo, ko := (p*k.heads+hh)*k.half, ((hh*k.nk+kk)*2+p)*k.half
-						axpy(ds, keys[ko:ko+k.half], dq[n*qd+qo:])
-						axpy(ds, qn[qo:qo+k.half], acc.dkeys[ko:])
-					}
+				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], t.idx, t.sums, t.pick, t.chosen)
+				if y != nil {
+					cdmoeExpertsForward(k, sh.phi[n*dm:(n+1)*dm], Edown, Eup, t.chosen, y[n*dm:(n+1)*dm])
+				} else {
+					parts[w].expertsBackward(k, n, hh, sh, t.chosen, g, Edown, Eup, keys, dphi, dq)
 				}
 			}
 		}
@@ -258,14 +218,95 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		releaseScratch(p.dEup)
 		releaseScratch(p.dkeys)
 	}
-	// 4. back through q = φ Wq, φ = act(hpre) Wdown, hpre = x Wup
+	cdmoeSharedBackward(k, sh, x, Wup, Wdown, Wq, dphi, dq, d)
+}
+
+// cdmoeAct are the cross-domain MLP's activations and the queries of all
+// tokens, from the scratch pools.
+type cdmoeAct[T floats] struct{ hpre, hact, phi, q []T }
+
+func (a cdmoeAct[T]) release() {
+	releaseScratch(a.hpre)
+	releaseScratch(a.hact)
+	releaseScratch(a.phi)
+	releaseScratch(a.q)
+}
+
+// cdmoeShared is step 1: the cross-domain MLP φ = act(x Wup) Wdown and the
+// queries q = φ Wq.
+func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
+	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
+	a := cdmoeAct[T]{scratch[T](N * dff), scratch[T](N * dff), scratch[T](N * dm), scratch[T](N * qd)}
+	parallelGemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, a.hpre, dff)
+	applyUnary(k.act, a.hact, a.hpre, nil, false)
+	parallelGemm(false, false, N, dm, dff, 1, a.hact, dff, Wdown, dm, 0, a.phi, dm)
+	parallelGemm(false, false, N, qd, dm, 1, a.phi, dm, Wq, qd, 0, a.q, qd)
+	return a
+}
+
+// cdmoeToken is one worker's buffers for the retrieval of a token's experts.
+type cdmoeToken[T floats] struct {
+	idx    [2][]int
+	sums   []T
+	pick   []int
+	chosen []expertChoice
+}
+
+func newCDMoEToken[T floats](k cdmoeKernel) cdmoeToken[T] {
+	return cdmoeToken[T]{idx: [2][]int{make([]int, k.topk), make([]int, k.topk)},
+		sums: make([]T, k.topk*k.topk), pick: make([]int, k.topk), chosen: make([]expertChoice, k.topk)}
+}
+
+// cdmoeExpertsForward is step 3 for one token and head: y += act((φ·Edown[e]) s) Eup[e]
+// over the chosen experts.
+func cdmoeExpertsForward[T floats](k cdmoeKernel, ph, Edown, Eup []T, chosen []expertChoice, yn []T) {
+	dm := k.dm
+	for _, c := range chosen {
+		ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
+		axpy(T(k.act.f(dot(ph, ed)*c.s)), eu, yn)
+	}
+}
+
+// cdmoeGrads are one worker's gradients of the experts and keys.
+type cdmoeGrads[T floats] struct{ dEdown, dEup, dkeys []T }
+
+// expertsBackward is step 3's gradient for token n and head hh: into the
+// worker's expert and key gradients, and the token's dφ and dq.
+func (acc cdmoeGrads[T]) expertsBackward(k cdmoeKernel, n, hh int, sh cdmoeAct[T], chosen []expertChoice, g, Edown, Eup, keys, dphi, dq []T) {
+	dm, qd := k.dm, k.qdim()
+	ph, qn, gn := sh.phi[n*dm:(n+1)*dm], sh.q[n*qd:(n+1)*qd], g[n*dm:(n+1)*dm]
+	for _, c := range chosen {
+		ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
+		dp := dot(ph, ed)
+		z := dp * c.s
+		wgt := k.act.f(z)
+		dw := dot(gn, eu)
+		axpy(T(wgt), gn, acc.dEup[c.e*dm:])
+		dz := dw * k.act.df(z)
+		// z = (φ·Edown[e]) * s
+		axpy(T(dz*c.s), ph, acc.dEdown[c.e*dm:])
+		axpy(T(dz*c.s), ed, dphi[n*dm:])
+		ds := T(dz * dp)
+		// s = sim_0[ix] + sim_1[iy]; sim_p[kk] = q_p · keys[hh,kk,p]
+		for p, kk := range [2]int{c.ix, c.iy} {
+			qo, ko := (p*k.heads+hh)*k.half, ((hh*k.nk+kk)*2+p)*k.half
+			axpy(ds, keys[ko:ko+k.half], dq[n*qd+qo:])
+			axpy(ds, qn[qo:qo+k.half], acc.dkeys[ko:])
+		}
+	}
+}
+
+// cdmoeSharedBackward is step 4: back through q = φ Wq, φ = act(hpre)
+// Wdown, hpre = x Wup, into d[3], d[2], d[1] and d[0].
+func cdmoeSharedBackward[T floats](k cdmoeKernel, sh cdmoeAct[T], x, Wup, Wdown, Wq, dphi, dq []T, d [][]T) {
+	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
 	parallelGemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
-	parallelGemm(true, false, dm, qd, N, 1, phi, dm, dq, qd, 0, d[3], qd)
+	parallelGemm(true, false, dm, qd, N, 1, sh.phi, dm, dq, qd, 0, d[3], qd)
 	dh := scratch[T](N * dff)
 	defer releaseScratch(dh)
 	parallelGemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
-	parallelGemm(true, false, dff, dm, N, 1, hact, dff, dphi, dm, 0, d[2], dm)
-	applyUnary(k.act, dh, hpre, dh, true)
+	parallelGemm(true, false, dff, dm, N, 1, sh.hact, dff, dphi, dm, 0, d[2], dm)
+	applyUnary(k.act, dh, sh.hpre, dh, true)
 	parallelGemm(true, false, dm, dff, N, 1, x, dm, dh, dff, 0, d[1], dff)
 	parallelGemm(false, true, N, dm, dff, 1, dh, dff, Wup, dff, 0, d[0], dm)
 }

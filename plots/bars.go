@@ -64,33 +64,12 @@ func (b Bars) figure() (*figure, error) {
 	shown, dropped := 0, 0
 	hi := math.Inf(-1)
 	for i, g := range b.Groups {
-		if len(g.Values) != len(b.Categories) || (g.Err != nil && len(g.Err) != len(g.Values)) {
-			return nil, errors.Errorf("group %q has %d values and %d errors for %d categories", g.Name, len(g.Values), len(g.Err), len(b.Categories))
+		gv, err := b.groupValues(g)
+		if err != nil {
+			return nil, err
 		}
-		vals := make(plotter.Values, len(g.Values))
-		errs := make([]float64, len(g.Values))
-		for j, v := range g.Values {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				if !math.IsNaN(v) {
-					dropped++
-				}
-				vals[j], errs[j] = math.NaN(), math.NaN()
-				continue
-			}
-			vals[j] = v
-			if g.Err != nil && !math.IsNaN(g.Err[j]) {
-				errs[j] = g.Err[j]
-			}
-			hi = math.Max(hi, v+errs[j])
-			shown++
-		}
-		drawn := make(plotter.Values, len(vals))
-		for j, v := range vals {
-			if !math.IsNaN(v) {
-				drawn[j] = v // NaN stays a zero-height bar
-			}
-		}
-		bc, err := plotter.NewBarChart(drawn, w)
+		shown, dropped, hi = shown+gv.shown, dropped+gv.dropped, math.Max(hi, gv.hi)
+		bc, err := plotter.NewBarChart(gv.drawn, w)
 		if err != nil {
 			return nil, errors.Wrapf(err, "group %q", g.Name)
 		}
@@ -102,13 +81,54 @@ func (b Bars) figure() (*figure, error) {
 		bc.Offset = w * vg.Length(float64(i)-float64(len(b.Groups)-1)/2)
 		p.Add(bc)
 		if g.Err != nil {
-			p.Add(barErrors{values: vals, errs: errs, offset: bc.Offset, width: w})
+			p.Add(barErrors{values: gv.vals, errs: gv.errs, offset: bc.Offset, width: w})
 		}
 		f.legend.Add(g.Name, bc)
 	}
 	if shown == 0 {
 		return nil, nil
 	}
+	b.finish(p, hi, dropped)
+	f.panels = [][]*plot.Plot{{p}}
+	return f, nil
+}
+
+// groupBars are one group's values as drawn: NaN where there is no value
+// (a zero-height bar in drawn), the errors, how many values are shown and
+// how many were dropped as infinite, and the top of the highest error bar.
+type groupBars struct {
+	vals, drawn    plotter.Values
+	errs           []float64
+	shown, dropped int
+	hi             float64
+}
+
+func (b Bars) groupValues(g BarGroup) (groupBars, error) {
+	if len(g.Values) != len(b.Categories) || (g.Err != nil && len(g.Err) != len(g.Values)) {
+		return groupBars{}, errors.Errorf("group %q has %d values and %d errors for %d categories", g.Name, len(g.Values), len(g.Err), len(b.Categories))
+	}
+	n := len(g.Values)
+	gv := groupBars{vals: make(plotter.Values, n), drawn: make(plotter.Values, n), errs: make([]float64, n), hi: math.Inf(-1)}
+	for j, v := range g.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !math.IsNaN(v) {
+				gv.dropped++
+			}
+			gv.vals[j], gv.errs[j] = math.NaN(), math.NaN()
+			continue
+		}
+		gv.vals[j], gv.drawn[j] = v, v
+		if g.Err != nil && !math.IsNaN(g.Err[j]) {
+			gv.errs[j] = g.Err[j]
+		}
+		gv.hi = math.Max(gv.hi, v+gv.errs[j])
+		gv.shown++
+	}
+	return gv, nil
+}
+
+// finish adds the reference line, the category axis and the title.
+func (b Bars) finish(p *plot.Plot, hi float64, dropped int) {
 	if b.RefLine != 0 {
 		ref := plotter.NewFunction(func(float64) float64 { return b.RefLine })
 		ref.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
@@ -124,8 +144,6 @@ func (b Bars) figure() (*figure, error) {
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
 	p.Title.Text = title(b.Title, dropped)
-	f.panels = [][]*plot.Plot{{p}}
-	return f, nil
 }
 
 // barErrors draws ± error bars on the bars of one group: at category i,

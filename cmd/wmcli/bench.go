@@ -106,6 +106,61 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 // fresh process, beside a PyTorch implementation of the same layers where
 // python3 has torch; prints a Markdown table with the ratios.
 func runBench(args []string, stdout, stderr io.Writer) int {
+	fail := func(code int, err error) int { fmt.Fprintf(stderr, "wm bench: %v\n", err); return code }
+	cfg, err := parseBenchArgs(args, stderr)
+	if err != nil {
+		if errors.Is(err, errBadFlags) {
+			return 2
+		}
+		return fail(2, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail(1, err)
+	}
+	peerScript, torchVersion, cleanup, err := preparePeer(cfg.peer, stderr)
+	if err != nil {
+		return fail(1, err)
+	}
+	defer cleanup()
+	var b strings.Builder
+	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprint(stdout, b.String())
+	rows, err := cfg.measure(self, peerScript, &b, stdout, stderr)
+	if err != nil {
+		return fail(1, err)
+	}
+	analysis := benchAnalysis(rows)
+	fmt.Fprint(stdout, "\n"+analysis)
+	if cfg.out != "" {
+		cpu := cpuModel()
+		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), cfg.reps)
+		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
+			return fail(1, err)
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", cfg.out)
+	}
+	return 0
+}
+
+// errBadFlags is a flag error that the flag package has already printed.
+var errBadFlags = errors.New("bad flags")
+
+// benchSettings is what wm bench measures.
+type benchSettings struct {
+	pats        []string
+	base, extra []benchSize
+	procs       []int
+	experts     int
+	reps        int
+	peer, out   string
+}
+
+// parseBenchArgs reads wm bench's flags and checks them.
+func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 	fs := flag.NewFlagSet("wm bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -119,115 +174,118 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		out      = fs.String("out", "", "also write the table to this Markdown file")
 	)
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return benchSettings{}, errBadFlags
 	}
-	fail := func(code int, err error) int { fmt.Fprintf(stderr, "wm bench: %v\n", err); return code }
-	base, err := parseSizes(*sizes)
-	if err != nil {
-		return fail(2, err)
+	cfg := benchSettings{experts: *experts, reps: *reps, peer: *peer, out: *out}
+	var err error
+	if cfg.base, err = parseSizes(*sizes); err != nil {
+		return cfg, err
 	}
-	extra, err := parseSizes(*ssdSizes)
-	if err != nil {
-		return fail(2, err)
+	if cfg.extra, err = parseSizes(*ssdSizes); err != nil {
+		return cfg, err
 	}
-	var ps []int
 	for _, p := range strings.Split(*procs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 1 {
-			return fail(2, errors.Errorf("--procs: %q is not a positive count", p))
+			return cfg, errors.Errorf("--procs: %q is not a positive count", p)
 		}
-		ps = append(ps, n)
+		cfg.procs = append(cfg.procs, n)
 	}
-	var pats []string
 	for _, p := range strings.Split(*patterns, ";") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
 		if err := benchConfig(p, 64, 256, *experts).Resolved().Validate(); err != nil {
-			return fail(2, err)
+			return cfg, err
 		}
-		pats = append(pats, p)
+		cfg.pats = append(cfg.pats, p)
 	}
-	self, err := os.Executable()
+	return cfg, nil
+}
+
+// preparePeer writes the embedded PyTorch peer where python can run it;
+// script is "" when python cannot import torch (wm is measured alone).
+func preparePeer(python string, stderr io.Writer) (script, torchVersion string, cleanup func(), err error) {
+	cleanup = func() {}
+	if python == "" {
+		return "", "", cleanup, nil
+	}
+	out, err := exec.Command(python, "-c", "import torch; print(torch.__version__)").Output()
 	if err != nil {
-		return fail(1, err)
+		fmt.Fprintf(stderr, "wm bench: no PyTorch peer (%s cannot import torch: apt-get install python3-torch); measuring wm alone\n", python)
+		return "", "", cleanup, nil
 	}
-	peerScript, torchVersion := "", ""
-	if *peer != "" {
-		if out, err := exec.Command(*peer, "-c", "import torch; print(torch.__version__)").Output(); err == nil {
-			torchVersion = strings.TrimSpace(string(out))
-			dir, err := os.MkdirTemp("", "wm-bench-")
-			if err != nil {
-				return fail(1, err)
-			}
-			defer os.RemoveAll(dir)
-			peerScript = filepath.Join(dir, "torch_peer.py")
-			if err := os.WriteFile(peerScript, torchPeer, 0o644); err != nil {
-				return fail(1, err)
-			}
-		} else {
-			fmt.Fprintf(stderr, "wm bench: no PyTorch peer (%s cannot import torch: apt-get install python3-torch); measuring wm alone\n", *peer)
-		}
+	dir, err := os.MkdirTemp("", "wm-bench-")
+	if err != nil {
+		return "", "", cleanup, err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	fmt.Fprint(stdout, b.String())
+	cleanup = func() { os.RemoveAll(dir) }
+	script = filepath.Join(dir, "torch_peer.py")
+	return script, strings.TrimSpace(string(out)), cleanup, os.WriteFile(script, torchPeer, 0o644)
+}
+
+// measure runs every pattern, size and thread count, wm and the peer each
+// in a fresh process, appending a table row to b and stdout per
+// configuration.
+func (cfg benchSettings) measure(self, peerScript string, b *strings.Builder, stdout, stderr io.Writer) ([]benchRow, error) {
 	// The BLAS's rate at each thread count, for the matrix-product ceiling.
 	rates := map[int]float64{}
-	for _, p := range ps {
+	for _, p := range cfg.procs {
 		r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, "GOMAXPROCS="+fmt.Sprint(p))
 		if err != nil {
-			return fail(1, errors.Wrap(err, "BLAS rate"))
+			return nil, errors.Wrap(err, "BLAS rate")
 		}
 		rates[p] = r.GemmRate
 	}
 	var rows []benchRow
-	for _, pat := range pats {
-		sz := base
+	for _, pat := range cfg.pats {
+		sz := cfg.base
 		if !strings.ContainsAny(pat, "AIEKBRH") {
-			sz = append(append([]benchSize{}, base...), extra...)
+			sz = append(append([]benchSize{}, cfg.base...), cfg.extra...)
 		}
 		for _, z := range sz {
-			for _, p := range ps {
-				args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(*experts), "--reps", fmt.Sprint(*reps)}
-				fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d …\n", pat, z.D, z.T, z.B, p)
-				wm, err := measureChild(append([]string{self, "bench-one"}, args...), "GOMAXPROCS="+fmt.Sprint(p))
+			for _, p := range cfg.procs {
+				row, err := cfg.measureOne(self, peerScript, pat, z, p, stderr)
 				if err != nil {
-					return fail(1, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T))
+					return nil, err
 				}
-				var pr benchResult
-				peerCfg := "—"
-				if peerScript != "" {
-					pr, peerCfg, err = measurePeer(*peer, peerScript, p, args)
-					if err != nil {
-						return fail(1, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T))
-					}
-					if pr.Params != wm.Params {
-						fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, pr.Params, wm.Params)
-					}
-				}
-				row := fmt.Sprintf("| %s | %d | %d | %d | %d | %s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", pat, z.D, z.T, z.B, p, peerCfg,
-					wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
-				b.WriteString(row)
-				fmt.Fprint(stdout, row)
-				rows = append(rows, benchRow{Pattern: pat, Size: z, Threads: p, WM: wm, Peer: pr, GemmRate: rates[p]})
+				row.GemmRate = rates[p]
+				line := row.markdown()
+				b.WriteString(line)
+				fmt.Fprint(stdout, line)
+				rows = append(rows, row)
 			}
 		}
 	}
-	analysis := benchAnalysis(rows)
-	fmt.Fprint(stdout, "\n"+analysis)
-	if *out != "" {
-		cpu := cpuModel()
-		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), *reps)
-		if err := atomicfile.WriteBytes(*out, []byte(head+b.String()+"\n"+analysis)); err != nil {
-			return fail(1, err)
-		}
-		fmt.Fprintf(stdout, "\nwrote %s\n", *out)
+	return rows, nil
+}
+
+// measureOne measures one pattern at one size and thread count.
+func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p int, stderr io.Writer) (benchRow, error) {
+	args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(cfg.experts), "--reps", fmt.Sprint(cfg.reps)}
+	fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d …\n", pat, z.D, z.T, z.B, p)
+	wm, err := measureChild(append([]string{self, "bench-one"}, args...), "GOMAXPROCS="+fmt.Sprint(p))
+	if err != nil {
+		return benchRow{}, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
 	}
-	return 0
+	row := benchRow{Pattern: pat, Size: z, Threads: p, WM: wm, PeerLayout: "—"}
+	if peerScript == "" {
+		return row, nil
+	}
+	if row.Peer, row.PeerLayout, err = measurePeer(cfg.peer, peerScript, p, args); err != nil {
+		return row, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
+	}
+	if row.Peer.Params != wm.Params {
+		fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, row.Peer.Params, wm.Params)
+	}
+	return row, nil
+}
+
+// markdown is the row of the table.
+func (r benchRow) markdown() string {
+	wm, pr, z := r.WM, r.Peer, r.Size
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Pattern, z.D, z.T, z.B, r.Threads, r.PeerLayout,
+		wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
 }
 
 // measurePeer runs the PyTorch peer on p cores in each thread layout that

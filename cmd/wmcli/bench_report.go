@@ -13,6 +13,9 @@ type benchRow struct {
 	Threads  int
 	WM, Peer benchResult
 	GemmRate float64 // GFLOP/s
+	// PeerLayout is the peer's thread layout of its best training figure
+	// ("2×1"), "—" without a peer.
+	PeerLayout string
 }
 
 func (r benchRow) label() string {

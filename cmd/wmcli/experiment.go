@@ -83,14 +83,8 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		return fail(2, errors.New("--out is required"))
 	}
 	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy}
-	switch *lrGrid {
-	case "":
-	case "none":
-		r.NoLRSearch = true
-	default:
-		if r.LRGrid, err = experiments.ParseLRGrid(*lrGrid); err != nil {
-			return fail(2, errors.Wrap(err, "--lr-grid"))
-		}
+	if r.LRGrid, r.NoLRSearch, err = parseLRGridFlag(*lrGrid); err != nil {
+		return fail(2, err)
 	}
 	stop, release := stopOnSignal(stderr)
 	defer release()
@@ -102,22 +96,29 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		r.Only = []int{*seed}
 	}
 	rep, err := r.Run(def)
-	var stopped *train.StoppedError
-	if errors.As(err, &stopped) {
-		fmt.Fprintf(stderr, "wm run: %v\nto resume: %s\n", err, resumeLine(append([]string{"run"}, args...)))
-		return ExitStopped
-	}
 	if rep != nil {
 		printReport(stdout, rep)
 	}
-	if err != nil {
-		var re *experiments.RunError
-		if errors.As(err, &re) {
-			return fail(1, err)
-		}
-		return fail(2, err)
+	return runStatus(err, args, stderr)
+}
+
+// runStatus is wm run's exit status for Runner.Run's error: 0, ExitStopped
+// (with the command that resumes), 1 when arms failed, 2 for bad input.
+func runStatus(err error, args []string, stderr io.Writer) int {
+	var stopped *train.StoppedError
+	var failed *experiments.RunError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &stopped):
+		fmt.Fprintf(stderr, "wm run: %v\nto resume: %s\n", err, resumeLine(append([]string{"run"}, args...)))
+		return ExitStopped
+	case errors.As(err, &failed):
+		fmt.Fprintf(stderr, "wm run: %v\n", err)
+		return 1
 	}
-	return 0
+	fmt.Fprintf(stderr, "wm run: %v\n", err)
+	return 2
 }
 
 // runReport is `wm report DIR`: rebuilds every table and plot under DIR

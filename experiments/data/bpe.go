@@ -40,63 +40,91 @@ func TrainBPE(texts []string, vocabSize int) (*BPE, error) {
 	if vocabSize < ByteVocab {
 		return nil, errors.Errorf("bpe: vocabulary size %d is smaller than the %d bytes and specials", vocabSize, ByteVocab)
 	}
+	pc := newPairCounter(texts)
+	var merges [][2]int
+	for next := ByteVocab; next < vocabSize; next++ {
+		best, n := pc.mostFrequent()
+		if n < 2 {
+			break
+		}
+		merges = append(merges, best)
+		pc.merge(best, next)
+	}
+	return newBPE(merges)
+}
+
+// bpeWord is a distinct word of the training text as symbols, and its count.
+type bpeWord struct {
+	syms []int
+	n    int
+}
+
+// pairCounter counts adjacent symbol pairs over the words, weighted by the
+// words' counts, and knows which words hold each pair.
+type pairCounter struct {
+	words  []bpeWord
+	counts map[[2]int]int
+	where  map[[2]int]map[int]bool
+}
+
+func newPairCounter(texts []string) *pairCounter {
 	freq := map[string]int{}
 	for _, t := range texts {
 		for _, w := range splitWords(t) {
 			freq[w]++
 		}
 	}
-	type word struct {
-		syms []int
-		n    int
-	}
-	words := make([]word, 0, len(freq))
+	pc := &pairCounter{counts: map[[2]int]int{}, where: map[[2]int]map[int]bool{}}
 	for w, n := range freq {
 		syms := make([]int, len(w))
 		for i := 0; i < len(w); i++ {
 			syms[i] = int(w[i])
 		}
-		words = append(words, word{syms, n})
+		pc.words = append(pc.words, bpeWord{syms, n})
 	}
-	counts := map[[2]int]int{}
-	where := map[[2]int]map[int]bool{}
-	add := func(wi int, sign int) {
-		s := words[wi].syms
-		for i := 0; i+1 < len(s); i++ {
-			p := [2]int{s[i], s[i+1]}
-			counts[p] += sign * words[wi].n
-			if sign > 0 {
-				if where[p] == nil {
-					where[p] = map[int]bool{}
-				}
-				where[p][wi] = true
+	for wi := range pc.words {
+		pc.add(wi, 1)
+	}
+	return pc
+}
+
+// add counts (sign 1) or uncounts (sign −1) the pairs of word wi.
+func (pc *pairCounter) add(wi int, sign int) {
+	s := pc.words[wi].syms
+	for i := 0; i+1 < len(s); i++ {
+		p := [2]int{s[i], s[i+1]}
+		pc.counts[p] += sign * pc.words[wi].n
+		if sign > 0 {
+			if pc.where[p] == nil {
+				pc.where[p] = map[int]bool{}
 			}
+			pc.where[p][wi] = true
 		}
 	}
-	for wi := range words {
-		add(wi, 1)
+}
+
+// mostFrequent is the pair with the highest count, ties to the smallest
+// pair, so that merges do not depend on map order; n < 2 when no pair
+// occurs twice.
+func (pc *pairCounter) mostFrequent() (best [2]int, n int) {
+	n = 1
+	for p, c := range pc.counts {
+		if c > n || (c == n && c > 1 && less(p, best)) {
+			best, n = p, c
+		}
 	}
-	var merges [][2]int
-	for next := ByteVocab; next < vocabSize; next++ {
-		best, bestN := [2]int{}, 1
-		for p, n := range counts {
-			if n > bestN || (n == bestN && n > 1 && less(p, best)) {
-				best, bestN = p, n
-			}
-		}
-		if bestN < 2 {
-			break
-		}
-		merges = append(merges, best)
-		for wi := range where[best] {
-			add(wi, -1)
-			words[wi].syms = mergePair(words[wi].syms, best, next)
-			add(wi, 1)
-		}
-		delete(counts, best)
-		delete(where, best)
+	return best, n
+}
+
+// merge replaces the pair by the symbol id in every word that holds it.
+func (pc *pairCounter) merge(pair [2]int, id int) {
+	for wi := range pc.where[pair] {
+		pc.add(wi, -1)
+		pc.words[wi].syms = mergePair(pc.words[wi].syms, pair, id)
+		pc.add(wi, 1)
 	}
-	return newBPE(merges)
+	delete(pc.counts, pair)
+	delete(pc.where, pair)
 }
 
 func less(a, b [2]int) bool { return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]) }

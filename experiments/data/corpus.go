@@ -157,23 +157,55 @@ const ValidationFraction = 0.05
 // text: the last 5% of documents when there are at least 20, otherwise the
 // last 5% of the text, cut at a line break.
 func SplitDocuments(docs []Document) (train, valid []string) {
-	if len(docs) >= 20 {
-		cut := len(docs) - int(float64(len(docs))*ValidationFraction+0.999)
-		for i, d := range docs {
+	return splitTail(docs, ValidationFraction)
+}
+
+// SplitHeldOut splits a corpus three ways, deterministically: the last
+// ValidationFraction of it (by documents when there are at least 20, by
+// bytes at a line boundary otherwise) is held out, its first half the
+// validation split (choices) and its second the test split (reported
+// numbers); the rest is for training.
+func SplitHeldOut(docs []Document) (train, valid, test []string) {
+	train, held := splitTail(docs, ValidationFraction)
+	var heldDocs []Document
+	for _, h := range held {
+		heldDocs = append(heldDocs, Document{Text: h})
+	}
+	if len(heldDocs) >= 2 {
+		cut := len(heldDocs) / 2
+		for i, d := range heldDocs {
 			if i < cut {
-				train = append(train, d.Text)
-			} else {
 				valid = append(valid, d.Text)
+			} else {
+				test = append(test, d.Text)
 			}
 		}
-		return train, valid
+		return train, valid, test
+	}
+	valid, test = splitTail(heldDocs, 0.5)
+	return train, valid, test
+}
+
+// splitTail keeps the last frac of docs apart: whole documents when there
+// are at least 20, else the last frac of the bytes from a line boundary.
+func splitTail(docs []Document, frac float64) (head, tail []string) {
+	if len(docs) >= 20 {
+		cut := len(docs) - int(float64(len(docs))*frac+0.999)
+		for i, d := range docs {
+			if i < cut {
+				head = append(head, d.Text)
+			} else {
+				tail = append(tail, d.Text)
+			}
+		}
+		return head, tail
 	}
 	var all strings.Builder
 	for _, d := range docs {
 		all.WriteString(d.Text)
 	}
 	s := all.String()
-	cut := len(s) - int(float64(len(s))*ValidationFraction)
+	cut := len(s) - int(float64(len(s))*frac)
 	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 && cut+i+1 < len(s) {
 		cut += i + 1
 	}

@@ -28,6 +28,10 @@ type Config struct {
 	EvalEvery int `json:"eval_every"`
 	// EvalBatches of validation data per evaluation (default 4).
 	EvalBatches int `json:"eval_batches"`
+	// FinalEvalBatches, when > 0, caps the final validation and test
+	// evaluations at that many batches of each split (a smoke test's
+	// shortcut); 0, the default, evaluates the whole splits.
+	FinalEvalBatches int `json:"final_eval_batches,omitempty"`
 	// CkptEvery steps a checkpoint is written (default: 5 times a run), and
 	// always after the last step.
 	CkptEvery int `json:"ckpt_every"`
@@ -77,6 +81,8 @@ func (c Config) Validate() error {
 		return errors.Errorf("train.weight_decay: must be >= 0, got %v", c.WeightDecay)
 	case !(c.ClipNorm > 0):
 		return errors.Errorf("train.clip_norm: must be > 0, got %v", c.ClipNorm)
+	case c.FinalEvalBatches < 0:
+		return errors.Errorf("train.final_eval_batches: must be >= 0, got %d", c.FinalEvalBatches)
 	case c.EvalEvery < 1 || c.EvalBatches < 1 || c.CkptEvery < 1:
 		return errors.Errorf("train.eval_every, eval_batches, ckpt_every: must be >= 1, got %d, %d, %d", c.EvalEvery, c.EvalBatches, c.CkptEvery)
 	}

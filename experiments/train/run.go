@@ -360,15 +360,7 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // loop runs steps start+1..Steps.
 func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result, error) {
 	tc := cfg.Train
-	prog, err := compile(m, tc.Batch, tc.SeqLen, true)
-	if err != nil {
-		return Result{}, err
-	}
-	eval, err := compile(m, tc.Batch, tc.SeqLen, false)
-	if err != nil {
-		return Result{}, err
-	}
-	batcher, err := data.NewBatcher(r.Train, tc.Batch, tc.Seed)
+	st, err := r.newStepper(m, opt, tc)
 	if err != nil {
 		return Result{}, err
 	}
@@ -381,88 +373,148 @@ func (r *Run) loop(m *graph.Model, opt *AdamW, cfg RunConfig, start int) (Result
 	began := time.Now()
 	var res Result
 	res.Params, res.ActiveParams = m.Count()
-	tokens := float64(tc.Batch * tc.SeqLen)
-	grads := make([]any, len(prog.params))
 	for step := start + 1; step <= tc.Steps; step++ {
-		t0 := time.Now()
-		ids, targets := batcher.Batch(step - 1)
-		loss, ce, err := prog.run(ids, targets)
+		met, err := st.step(step)
 		if err != nil {
-			return res, errors.Wrapf(err, "step %d", step)
+			return res, err
 		}
-		for i, g := range prog.grads {
-			grads[i] = g.Value().Data()
-		}
-		norm, bad := gradNorm(grads, prog.params)
-		if !finite(loss) || bad != "" {
-			return res, &DivergedError{Step: step, Loss: loss, Param: bad}
-		}
-		scale := 1.0
-		if norm > tc.ClipNorm {
-			scale = tc.ClipNorm / norm
-		}
-		lr := LR(step-1, tc.Steps, tc.LR, tc.WarmupFrac, tc.MinLRFrac)
-		opt.Update(prog.params, grads, scale, lr)
-		prog.reset()
-		met := Metrics{Step: step, Loss: loss, CE: ce, PPL: math.Exp(ce), LR: lr, GradNorm: norm,
-			TokensPerS: tokens / time.Since(t0).Seconds()}
 		if step%tc.EvalEvery == 0 || step == tc.Steps {
-			vl, err := evaluate(eval, r.Valid, tc)
-			if step == tc.Steps {
-				vl, err = evaluateAll(eval, r.Valid)
+			if err := r.validate(st, &met, &res, step); err != nil {
+				return res, err
 			}
-			if err != nil {
-				return res, errors.Wrapf(err, "step %d: evaluation", step)
-			}
-			vp := math.Exp(vl)
-			met.ValLoss, met.ValPPL = &vl, &vp
-			res.ValLoss, res.ValPPL = vl, vp
 		}
 		line, _ := json.Marshal(met)
 		if _, err := mf.Write(append(line, '\n')); err != nil {
 			return res, errors.Wrapf(err, "step %d: metrics in %s", step, r.Dir)
 		}
-		res.TrainLoss = ce
+		res.TrainLoss = met.CE
 		bar.update(step, met)
 		if r.StopAfter > 0 && step-start >= r.StopAfter {
 			return res, errors.Errorf("stopped after %d steps (StopAfter)", r.StopAfter)
 		}
-		stop := false
-		select {
-		case <-r.Stop:
-			stop = step < tc.Steps
-		default:
-		}
-		if step%tc.CkptEvery == 0 || step == tc.Steps || stop {
-			if err := mf.Sync(); err != nil {
-				return res, errors.Wrapf(err, "step %d: metrics in %s", step, r.Dir)
-			}
-			if err := r.checkpoint(m, opt, step); err != nil {
-				return res, errors.Wrapf(err, "step %d: checkpoint in %s (the previous checkpoint is kept)", step, r.Dir)
-			}
-		}
-		if stop {
+		stop, err := r.maybeCheckpoint(m, opt, mf, step, tc)
+		if err != nil || stop {
 			bar.done()
-			return res, &StoppedError{Dir: r.Dir, Step: step}
+			return res, err
 		}
 	}
 	bar.done()
 	res.Steps = tc.Steps
 	res.WallSeconds = time.Since(began).Seconds()
-	res.TokensPerS = tokens * float64(tc.Steps-start) / res.WallSeconds
+	res.TokensPerS = st.tokens * float64(tc.Steps-start) / res.WallSeconds
+	return res, r.finish(m, st, &res)
+}
+
+// stepper runs training steps: the compiled training and evaluation
+// programs, the batches, the optimiser.
+type stepper struct {
+	m          *graph.Model
+	opt        *AdamW
+	tc         Config
+	prog, eval *program
+	batcher    *data.Batcher
+	grads      []any
+	tokens     float64
+}
+
+func (r *Run) newStepper(m *graph.Model, opt *AdamW, tc Config) (*stepper, error) {
+	prog, err := compile(m, tc.Batch, tc.SeqLen, true)
+	if err != nil {
+		return nil, err
+	}
+	eval, err := compile(m, tc.Batch, tc.SeqLen, false)
+	if err != nil {
+		return nil, err
+	}
+	batcher, err := data.NewBatcher(r.Train, tc.Batch, tc.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return &stepper{m: m, opt: opt, tc: tc, prog: prog, eval: eval, batcher: batcher,
+		grads: make([]any, len(prog.params)), tokens: float64(tc.Batch * tc.SeqLen)}, nil
+}
+
+// step runs one optimiser step: forward and backward, a check that the loss
+// and the gradients are finite, clipping, the AdamW update.
+func (s *stepper) step(step int) (Metrics, error) {
+	t0 := time.Now()
+	ids, targets := s.batcher.Batch(step - 1)
+	loss, ce, err := s.prog.run(ids, targets)
+	if err != nil {
+		return Metrics{}, errors.Wrapf(err, "step %d", step)
+	}
+	for i, g := range s.prog.grads {
+		s.grads[i] = g.Value().Data()
+	}
+	norm, bad := gradNorm(s.grads, s.prog.params)
+	if !finite(loss) || bad != "" {
+		return Metrics{}, &DivergedError{Step: step, Loss: loss, Param: bad}
+	}
+	scale := 1.0
+	if norm > s.tc.ClipNorm {
+		scale = s.tc.ClipNorm / norm
+	}
+	lr := LR(step-1, s.tc.Steps, s.tc.LR, s.tc.WarmupFrac, s.tc.MinLRFrac)
+	s.opt.Update(s.prog.params, s.grads, scale, lr)
+	s.prog.reset()
+	return Metrics{Step: step, Loss: loss, CE: ce, PPL: math.Exp(ce), LR: lr, GradNorm: norm,
+		TokensPerS: s.tokens / time.Since(t0).Seconds()}, nil
+}
+
+// validate measures the validation loss into met and res: the first
+// EvalBatches batches, or after the last step the whole split.
+func (r *Run) validate(s *stepper, met *Metrics, res *Result, step int) error {
+	vl, err := evaluate(s.eval, r.Valid, s.tc)
+	if step == s.tc.Steps {
+		vl, err = evaluateAll(s.eval, r.Valid, s.tc.FinalEvalBatches)
+	}
+	if err != nil {
+		return errors.Wrapf(err, "step %d: evaluation", step)
+	}
+	vp := math.Exp(vl)
+	met.ValLoss, met.ValPPL = &vl, &vp
+	res.ValLoss, res.ValPPL = vl, vp
+	return nil
+}
+
+// maybeCheckpoint writes a checkpoint every CkptEvery steps, after the last,
+// and when Stop was closed (then stop is set and err is a *StoppedError).
+func (r *Run) maybeCheckpoint(m *graph.Model, opt *AdamW, mf *os.File, step int, tc Config) (stop bool, err error) {
+	select {
+	case <-r.Stop:
+		stop = step < tc.Steps
+	default:
+	}
+	if step%tc.CkptEvery == 0 || step == tc.Steps || stop {
+		if err := mf.Sync(); err != nil {
+			return false, errors.Wrapf(err, "step %d: metrics in %s", step, r.Dir)
+		}
+		if err := r.checkpoint(m, opt, step); err != nil {
+			return false, errors.Wrapf(err, "step %d: checkpoint in %s (the previous checkpoint is kept)", step, r.Dir)
+		}
+	}
+	if stop {
+		return true, &StoppedError{Dir: r.Dir, Step: step}
+	}
+	return false, nil
+}
+
+// finish evaluates the test split, runs Measure and writes result.json.
+func (r *Run) finish(m *graph.Model, s *stepper, res *Result) error {
+	var err error
 	if r.Test != nil {
-		if res.TestLoss, err = evaluateAll(eval, r.Test); err != nil {
-			return res, errors.Wrap(err, "test set")
+		if res.TestLoss, err = evaluateAll(s.eval, r.Test, s.tc.FinalEvalBatches); err != nil {
+			return errors.Wrap(err, "test set")
 		}
 		res.TestPPL = math.Exp(res.TestLoss)
 	}
 	if r.Measure != nil {
 		if res.Measures, err = r.Measure(m); err != nil {
-			return res, errors.Wrap(err, "measuring the trained model")
+			return errors.Wrap(err, "measuring the trained model")
 		}
 	}
 	res.PeakRSSMB = rss.PeakMB()
-	return res, WriteResult(r.Dir, res)
+	return WriteResult(r.Dir, *res)
 }
 
 // WriteResult writes res as dir/result.json, atomically.
@@ -520,11 +572,14 @@ func evaluate(p *program, valid data.Dataset, tc Config) (float64, error) {
 }
 
 // evaluateAll is the mean cross-entropy over every scored token of ds
-// (targets that are not data.Ignore), a batch at a time; the last batch is
-// filled up with rows whose targets are all ignored, so no token counts
-// twice.
-func evaluateAll(p *program, ds data.Dataset) (float64, error) {
+// (targets that are not data.Ignore), a batch at a time, or of its first
+// maxBatches batches when that is > 0; the last batch is filled up with
+// rows whose targets are all ignored, so no token counts twice.
+func evaluateAll(p *program, ds data.Dataset, maxBatches int) (float64, error) {
 	n, b, T := ds.Len(), p.batch, p.seqLen
+	if maxBatches > 0 {
+		n = min(n, maxBatches*b)
+	}
 	if ds.SeqLen() != T {
 		return 0, errors.Errorf("evaluation: sequences of %d tokens, the program takes %d", ds.SeqLen(), T)
 	}

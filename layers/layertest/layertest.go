@@ -95,8 +95,8 @@ func CheckGradients(l layers.Sublayer, s Settings) ([]Mismatch, error) {
 		}
 	}
 	n := s.Batch * s.Time * s.DModel
-	x, w := normals(r, n), normals(r, n)
-	b, xn, loss, err := objective(l, s, x, w)
+	c := &checker{l: l, s: s, r: r, x: normals(r, n), w: normals(r, n)}
+	b, xn, loss, err := objective(l, s, c.x, c.w)
 	if err != nil {
 		return nil, err
 	}
@@ -108,45 +108,59 @@ func CheckGradients(l layers.Sublayer, s Settings) ([]Mismatch, error) {
 	if err := run(b.G); err != nil {
 		return nil, err
 	}
-	f := func() (float64, error) {
-		_, _, l2, err := objective(l, s, x, w)
-		if err != nil {
-			return 0, err
-		}
-		if err := run(l2.Graph()); err != nil {
-			return 0, err
-		}
-		return l2.Value().Data().(float64), nil
-	}
-	var bad []Mismatch
-	check := func(what string, data []float64, grad *G.Node) error {
-		g := grad.Value().Data().([]float64)
-		for _, i := range r.Perm(len(data))[:min(s.Coords, len(data))] {
-			old := data[i]
-			data[i] = old + s.Step
-			fp, err := f()
-			if err != nil {
-				return err
-			}
-			data[i] = old - s.Step
-			fm, err := f()
-			data[i] = old
-			if err != nil {
-				return err
-			}
-			want := (fp - fm) / (2 * s.Step)
-			if math.Abs(g[i]-want) > s.Abs+s.Rel*math.Abs(want) {
-				bad = append(bad, Mismatch{what, i, g[i], want})
-			}
-		}
-		return nil
-	}
 	for i, p := range params {
-		if err := check(p.Name, p.Data().([]float64), grads[i]); err != nil {
-			return bad, err
+		if err := c.check(p.Name, p.Data().([]float64), grads[i]); err != nil {
+			return c.bad, err
 		}
 	}
-	return bad, check("x", x, grads[len(grads)-1])
+	return c.bad, c.check("x", c.x, grads[len(grads)-1])
+}
+
+// checker compares symbolic gradients with central differences of the
+// objective at fixed x and w.
+type checker struct {
+	l    layers.Sublayer
+	s    Settings
+	r    *rand.Rand
+	x, w []float64
+	bad  []Mismatch
+}
+
+// loss evaluates the objective afresh at the current values.
+func (c *checker) loss() (float64, error) {
+	_, _, l, err := objective(c.l, c.s, c.x, c.w)
+	if err != nil {
+		return 0, err
+	}
+	if err := run(l.Graph()); err != nil {
+		return 0, err
+	}
+	return l.Value().Data().(float64), nil
+}
+
+// check perturbs a sample of data's coordinates (a parameter's or x's
+// values) by ±Step and records those where grad disagrees.
+func (c *checker) check(what string, data []float64, grad *G.Node) error {
+	g := grad.Value().Data().([]float64)
+	for _, i := range c.r.Perm(len(data))[:min(c.s.Coords, len(data))] {
+		old := data[i]
+		data[i] = old + c.s.Step
+		fp, err := c.loss()
+		if err != nil {
+			return err
+		}
+		data[i] = old - c.s.Step
+		fm, err := c.loss()
+		data[i] = old
+		if err != nil {
+			return err
+		}
+		want := (fp - fm) / (2 * c.s.Step)
+		if math.Abs(g[i]-want) > c.s.Abs+c.s.Rel*math.Abs(want) {
+			c.bad = append(c.bad, Mismatch{what, i, g[i], want})
+		}
+	}
+	return nil
 }
 
 // objective builds sum(l(x) ⊙ w) plus the layer's auxiliary losses.

@@ -24,60 +24,75 @@ func Markdown(src, dir string) string {
 		}
 	}
 	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		t := strings.TrimSpace(line)
+		t := strings.TrimSpace(lines[i])
 		switch {
 		case t == "":
 			flush()
 		case strings.HasPrefix(t, "```"):
 			flush()
-			b.WriteString("<pre><code>")
-			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
-				b.WriteString(html.EscapeString(lines[i]) + "\n")
-			}
-			b.WriteString("</code></pre>\n")
+			i = fence(&b, lines, i)
 		case strings.HasPrefix(t, "#"):
 			flush()
-			n := len(t) - len(strings.TrimLeft(t, "#"))
-			if n > 4 {
-				n = 4
-			}
-			tag := "h" + string(rune('0'+n))
-			b.WriteString("<" + tag + ">" + inline(strings.TrimSpace(strings.TrimLeft(t, "#")), dir) + "</" + tag + ">\n")
+			heading(&b, t, dir)
 		case strings.HasPrefix(t, "|"):
 			flush()
-			var rows []string
-			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "|"); i++ {
-				rows = append(rows, strings.TrimSpace(lines[i]))
-			}
-			i--
+			rows, next := run(lines, i, func(u string) bool { return strings.HasPrefix(u, "|") })
 			b.WriteString(table(rows, dir))
+			i = next - 1
 		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
 			flush()
+			items, next := run(lines, i, func(u string) bool { return strings.HasPrefix(u, "- ") || strings.HasPrefix(u, "* ") })
 			b.WriteString("<ul>\n")
-			for ; i < len(lines); i++ {
-				u := strings.TrimSpace(lines[i])
-				if !strings.HasPrefix(u, "- ") && !strings.HasPrefix(u, "* ") {
-					break
-				}
+			for _, u := range items {
 				b.WriteString("<li>" + inline(u[2:], dir) + "</li>\n")
 			}
-			i--
 			b.WriteString("</ul>\n")
+			i = next - 1
 		case strings.HasPrefix(t, ">"):
 			flush()
-			var q []string
-			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), ">"); i++ {
-				q = append(q, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[i]), ">")))
+			q, next := run(lines, i, func(u string) bool { return strings.HasPrefix(u, ">") })
+			for k := range q {
+				q[k] = strings.TrimSpace(strings.TrimPrefix(q[k], ">"))
 			}
-			i--
 			b.WriteString("<blockquote>" + inline(strings.Join(q, " "), dir) + "</blockquote>\n")
+			i = next - 1
 		default:
 			para = append(para, t)
 		}
 	}
 	flush()
 	return b.String()
+}
+
+// run is the trimmed lines from i on while in holds, and the index after.
+func run(lines []string, i int, in func(string) bool) ([]string, int) {
+	var out []string
+	for ; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if !in(t) {
+			break
+		}
+		out = append(out, t)
+	}
+	return out, i
+}
+
+// fence writes the fenced code block opening at line i, escaped, and
+// returns the index of its closing fence.
+func fence(b *strings.Builder, lines []string, i int) int {
+	b.WriteString("<pre><code>")
+	for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
+		b.WriteString(html.EscapeString(lines[i]) + "\n")
+	}
+	b.WriteString("</code></pre>\n")
+	return i
+}
+
+// heading writes a #…#### heading.
+func heading(b *strings.Builder, t, dir string) {
+	n := min(len(t)-len(strings.TrimLeft(t, "#")), 4)
+	tag := "h" + string(rune('0'+n))
+	b.WriteString("<" + tag + ">" + inline(strings.TrimSpace(strings.TrimLeft(t, "#")), dir) + "</" + tag + ">\n")
 }
 
 // table renders pipe-table rows; the second row, if it is the |---|
