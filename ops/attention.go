@@ -222,6 +222,30 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 	})
 }
 
+// paperMaskBackward is the gradient through M = P ∘ l (the paper dynamic
+// mask) for a block of rows: dl += dM ∘ P (into dl, this head's row of the
+// mask's gradient), then dP = dM ∘ l in place.
+func paperMaskBackward[T floats](P, dM, l []T, dl []float64, rows, kmax int) {
+	for i := 0; i < rows; i++ {
+		row, dm := P[i*kmax:(i+1)*kmax], dM[i*kmax:(i+1)*kmax]
+		for j := range dm {
+			dl[j] += float64(dm[j]) * float64(row[j])
+			dm[j] *= l[j]
+		}
+	}
+}
+
+// dogeMaskBackward adds the scores' gradient dS of a block of rows to the
+// doge bias's gradient [b, tk, h]: the bias of key j is added to every
+// query's score of j.
+func dogeMaskBackward[T floats](k attnKernel, dS, dBias []T, bi, hh, rows, kmax int) {
+	for i := 0; i < rows; i++ {
+		for j, v := range dS[i*kmax : (i+1)*kmax] {
+			dBias[(bi*k.tk+j)*k.h+hh] += v
+		}
+	}
+}
+
 // attnBackward runs per (batch, kv head), so that the query heads sharing a
 // kv head add into dk and dv on one goroutine.
 func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
@@ -256,24 +280,12 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
 				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
 				if k.mask == MaskPaper {
-					// M = P ∘ l: dl += dM ∘ P, dP = dM ∘ l
-					l := in[3][hh*k.maxPos:]
-					for i := 0; i < rows; i++ {
-						row, dm := P[i*kmax:(i+1)*kmax], dM[i*kmax:(i+1)*kmax]
-						for j := range dm {
-							dlParts[bi][hh*k.tk+j] += float64(dm[j]) * float64(row[j])
-							dm[j] *= l[j]
-						}
-					}
+					paperMaskBackward(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
 				}
 				// softmax: dS = P ∘ (dP - Σ_j dP P)
 				softmaxGradRows(dM[:rows*kmax], P, dM, rows, kmax)
 				if k.mask == MaskDoge {
-					for i := 0; i < rows; i++ {
-						for j, v := range dM[i*kmax : (i+1)*kmax] {
-							d[3][(bi*k.tk+j)*k.h+hh] += v
-						}
-					}
+					dogeMaskBackward(k, dM, d[3], bi, hh, rows, kmax)
 				}
 				// dq = dS k / sqrt(d); dk += dS^T q / sqrt(d)
 				gemm(false, false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], k.hk*k.d, 1, d[0][qo+i0*k.h*k.d:], k.h*k.d)

@@ -73,67 +73,79 @@ func (k cocaKernel) backward(in []any, out, dOut any, dIn []any) error {
 // cocaRun computes the scores S (forward: g == nil) or, given dS = g, the
 // gradients of q and t.
 func cocaRun[T floats](k cocaKernel, in [][]T, S, g []T, d [][]T) {
-	q, tt := in[0], in[1]
-	half := k.d / 2
 	cos, sin := k.rope.tables(k.tk, k.d) // rows are key positions; queries are the last tq
-	qoff := k.tk - k.tq
-	s := 1 / math.Sqrt(float64(k.d))
 	parallelFor(k.b*k.h, func(bh int) {
-		bi, hh := bh/k.h, bh%k.h
-		rq := make([]T, k.tq*k.d) // rope(q)
-		a := make([]T, k.tq*k.d)  // rope(q) ∘ q / sqrt(d)
-		r := make([]T, k.tk*k.d)  // rope([t, t])
-		for i := 0; i < k.tq; i++ {
-			qr := q[((bi*k.tq+i)*k.h+hh)*k.d:][:k.d]
-			row := qoff + i
-			rotate(rq[i*k.d:(i+1)*k.d], qr, cos[row*half:(row+1)*half], sin[row*half:(row+1)*half], 1)
-			for j := 0; j < k.d; j++ {
-				a[i*k.d+j] = rq[i*k.d+j] * qr[j] * T(s)
-			}
-		}
-		dup := make([]T, k.d)
-		for n := 0; n < k.tk; n++ {
-			tr := tt[((bi*k.tk+n)*k.h+hh)*half:][:half]
-			for j, v := range tr {
-				dup[j] = max(v, 0) // T = relu(t)
-				dup[j+half] = dup[j]
-			}
-			rotate(r[n*k.d:(n+1)*k.d], dup, cos[n*half:(n+1)*half], sin[n*half:(n+1)*half], 1)
-		}
+		o := cocaOperands(k, in[0], in[1], bh/k.h, bh%k.h, cos, sin)
 		if g == nil {
 			// scores S = a r^T   (tq, tk)
-			gemm(false, true, k.tq, k.tk, k.d, 1, a, k.d, r, k.d, 0, S[bh*k.tq*k.tk:], k.tk)
+			gemm(false, true, k.tq, k.tk, k.d, 1, o.a, k.d, o.r, k.d, 0, S[bh*k.tq*k.tk:], k.tk)
 			return
 		}
-		dS := g[bh*k.tq*k.tk : (bh+1)*k.tq*k.tk]
-		// da = dS r; dr = dS^T a
-		da, dr := make([]T, k.tq*k.d), make([]T, k.tk*k.d)
-		gemm(false, false, k.tq, k.d, k.tk, 1, dS, k.tk, r, k.d, 0, da, k.d)
-		gemm(true, false, k.tk, k.d, k.tq, 1, dS, k.tk, a, k.d, 0, dr, k.d)
-		// a = s * rope(q) ∘ q: dq = s * (rope^T(da ∘ q) + da ∘ rope(q))
-		u := make([]T, k.d)
-		for i := 0; i < k.tq; i++ {
-			qr := q[((bi*k.tq+i)*k.h+hh)*k.d:][:k.d]
-			dq := d[0][((bi*k.tq+i)*k.h+hh)*k.d:][:k.d]
-			row := qoff + i
-			for j := 0; j < k.d; j++ {
-				u[j] = da[i*k.d+j] * qr[j]
-			}
-			rotate(u, u, cos[row*half:(row+1)*half], sin[row*half:(row+1)*half], -1)
-			for j := 0; j < k.d; j++ {
-				dq[j] = T(s) * (u[j] + da[i*k.d+j]*rq[i*k.d+j])
-			}
-		}
-		// r = rope([relu(t), relu(t)]): dt = fold(rope^T dr) where t > 0
-		for n := 0; n < k.tk; n++ {
-			rotate(u, dr[n*k.d:(n+1)*k.d], cos[n*half:(n+1)*half], sin[n*half:(n+1)*half], -1)
-			tr := tt[((bi*k.tk+n)*k.h+hh)*half:][:half]
-			dt := d[1][((bi*k.tk+n)*k.h+hh)*half:][:half]
-			for j := 0; j < half; j++ {
-				if tr[j] > 0 {
-					dt[j] = u[j] + u[j+half]
-				}
-			}
-		}
+		o.backward(k, in[0], in[1], g[bh*k.tq*k.tk:(bh+1)*k.tq*k.tk], d, bh/k.h, bh%k.h, cos, sin)
 	})
+}
+
+// cocaHead are one (batch, head)'s operands of the scores S = a r^T:
+// rq = rope(q), a = rope(q) ∘ q / sqrt(d) [tq, d], r = rope([relu(t),
+// relu(t)]) [tk, d].
+type cocaHead[T floats] struct{ rq, a, r []T }
+
+func cocaOperands[T floats](k cocaKernel, q, tt []T, bi, hh int, cos, sin []float64) cocaHead[T] {
+	half, qoff := k.d/2, k.tk-k.tq
+	s := 1 / math.Sqrt(float64(k.d))
+	o := cocaHead[T]{rq: make([]T, k.tq*k.d), a: make([]T, k.tq*k.d), r: make([]T, k.tk*k.d)}
+	for i := 0; i < k.tq; i++ {
+		qr := q[((bi*k.tq+i)*k.h+hh)*k.d:][:k.d]
+		row := qoff + i
+		rotate(o.rq[i*k.d:(i+1)*k.d], qr, cos[row*half:(row+1)*half], sin[row*half:(row+1)*half], 1)
+		for j := 0; j < k.d; j++ {
+			o.a[i*k.d+j] = o.rq[i*k.d+j] * qr[j] * T(s)
+		}
+	}
+	dup := make([]T, k.d)
+	for n := 0; n < k.tk; n++ {
+		tr := tt[((bi*k.tk+n)*k.h+hh)*half:][:half]
+		for j, v := range tr {
+			dup[j] = max(v, 0) // T = relu(t)
+			dup[j+half] = dup[j]
+		}
+		rotate(o.r[n*k.d:(n+1)*k.d], dup, cos[n*half:(n+1)*half], sin[n*half:(n+1)*half], 1)
+	}
+	return o
+}
+
+// backward takes the head's score gradient dS [tq, tk] back to q (d[0])
+// and t (d[1]).
+func (o cocaHead[T]) backward(k cocaKernel, q, tt, dS []T, d [][]T, bi, hh int, cos, sin []float64) {
+	half, qoff := k.d/2, k.tk-k.tq
+	s := 1 / math.Sqrt(float64(k.d))
+	// da = dS r; dr = dS^T a
+	da, dr := make([]T, k.tq*k.d), make([]T, k.tk*k.d)
+	gemm(false, false, k.tq, k.d, k.tk, 1, dS, k.tk, o.r, k.d, 0, da, k.d)
+	gemm(true, false, k.tk, k.d, k.tq, 1, dS, k.tk, o.a, k.d, 0, dr, k.d)
+	// a = s * rope(q) ∘ q: dq = s * (rope^T(da ∘ q) + da ∘ rope(q))
+	u := make([]T, k.d)
+	for i := 0; i < k.tq; i++ {
+		qr := q[((bi*k.tq+i)*k.h+hh)*k.d:][:k.d]
+		dq := d[0][((bi*k.tq+i)*k.h+hh)*k.d:][:k.d]
+		row := qoff + i
+		for j := 0; j < k.d; j++ {
+			u[j] = da[i*k.d+j] * qr[j]
+		}
+		rotate(u, u, cos[row*half:(row+1)*half], sin[row*half:(row+1)*half], -1)
+		for j := 0; j < k.d; j++ {
+			dq[j] = T(s) * (u[j] + da[i*k.d+j]*o.rq[i*k.d+j])
+		}
+	}
+	// r = rope([relu(t), relu(t)]): dt = fold(rope^T dr) where t > 0
+	for n := 0; n < k.tk; n++ {
+		rotate(u, dr[n*k.d:(n+1)*k.d], cos[n*half:(n+1)*half], sin[n*half:(n+1)*half], -1)
+		tr := tt[((bi*k.tk+n)*k.h+hh)*half:][:half]
+		dt := d[1][((bi*k.tk+n)*k.h+hh)*half:][:half]
+		for j := 0; j < half; j++ {
+			if tr[j] > 0 {
+				dt[j] = u[j] + u[j+half]
+			}
+		}
+	}
 }

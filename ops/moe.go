@@ -87,7 +87,7 @@ type moeExpert[T floats] struct {
 
 // moeRun is the forward pass (y != nil) or the backward pass (dy != nil).
 func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
-	x, g, W1, W3, W2 := in[0], in[1], in[2], in[3], in[4]
+	x, g := in[0], in[1]
 	tokens := k.tokens()
 	experts := make([]moeExpert[T], k.n)
 	for e := range experts {
@@ -97,60 +97,18 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 			}
 		}
 	}
-	df := k.d * k.f
 	parallelFor(k.n, func(e int) {
 		ex := &experts[e]
-		m := len(ex.tokens)
-		if m == 0 {
+		if len(ex.tokens) == 0 {
 			return
 		}
-		// 1. Gather the expert's tokens: X [m, d].
-		X := make([]T, m*k.d)
-		for r, t := range ex.tokens {
-			copy(X[r*k.d:(r+1)*k.d], x[t*k.d:(t+1)*k.d])
-		}
-		// 2. H1 = X W1, H3 = X W3, A = silu(H1) ⊙ H3   [m, f]
-		H1, H3, A := make([]T, m*k.f), make([]T, m*k.f), make([]T, m*k.f)
-		gemm(false, false, m, k.f, k.d, 1, X, k.d, W1[e*df:], k.f, 0, H1, k.f)
-		gemm(false, false, m, k.f, k.d, 1, X, k.d, W3[e*df:], k.f, 0, H3, k.f)
-		for i := range A {
-			A[i] = T(siluFunc.f(float64(H1[i]))) * H3[i]
-		}
-		Y := make([]T, m*k.d)
-		gemm(false, false, m, k.d, k.f, 1, A, k.f, W2[e*df:], k.d, 0, Y, k.d)
+		f := moeExpertForward(k, e, ex.tokens, x, in[2], in[3], in[4])
 		if y != nil {
 			// 3. Forward: the expert's outputs, scaled by the gates later.
-			ex.rows = Y
+			ex.rows = f.Y
 			return
 		}
-		// 4. Backward: dg_te = <dy_t, Y_t>; dY = g_te dy_t.
-		dY := make([]T, m*k.d)
-		for r, t := range ex.tokens {
-			gt := g[t*k.n+e]
-			var dot float64
-			for j := 0; j < k.d; j++ {
-				dot += float64(dy[t*k.d+j]) * float64(Y[r*k.d+j])
-				dY[r*k.d+j] = gt * dy[t*k.d+j]
-			}
-			d[1][t*k.n+e] = T(dot)
-		}
-		// dW2 = Aᵀ dY; dA = dY W2ᵀ.
-		gemm(true, false, k.f, k.d, m, 1, A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
-		dA := make([]T, m*k.f)
-		gemm(false, true, m, k.f, k.d, 1, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
-		// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1).
-		for i := range dA {
-			h1 := float64(H1[i])
-			a := float64(dA[i])
-			H1[i] = T(a * float64(H3[i]) * siluFunc.df(h1))
-			H3[i] = T(a * siluFunc.f(h1))
-		}
-		gemm(true, false, k.d, k.f, m, 1, X, k.d, H1, k.f, 0, d[2][e*df:], k.f)
-		gemm(true, false, k.d, k.f, m, 1, X, k.d, H3, k.f, 0, d[3][e*df:], k.f)
-		// dX = dH1 W1ᵀ + dH3 W3ᵀ, scattered back per token below.
-		gemm(false, true, m, k.d, k.f, 1, H1, k.f, W1[e*df:], k.f, 0, X, k.d)
-		gemm(false, true, m, k.d, k.f, 1, H3, k.f, W3[e*df:], k.f, 1, X, k.d)
-		ex.rows = X
+		ex.rows = f.backward(k, e, ex.tokens, g, dy, in[2], in[3], in[4], d)
 	})
 	// 5. Each token sums its experts in expert order.
 	dst := y
@@ -173,4 +131,59 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 			}
 		}
 	}
+}
+
+// moeExpertPass is one expert's forward over its m tokens: X [m, d],
+// H1 = X W1, H3 = X W3 [m, f], A = silu(H1) ⊙ H3, Y = A W2 [m, d].
+type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
+
+// moeExpertForward is steps 1–2 for expert e: gather its tokens, run its
+// SwiGLU.
+func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T) moeExpertPass[T] {
+	m, df := len(tokens), k.d*k.f
+	f := moeExpertPass[T]{X: make([]T, m*k.d), H1: make([]T, m*k.f), H3: make([]T, m*k.f), A: make([]T, m*k.f), Y: make([]T, m*k.d)}
+	for r, t := range tokens {
+		copy(f.X[r*k.d:(r+1)*k.d], x[t*k.d:(t+1)*k.d])
+	}
+	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
+	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
+	for i := range f.A {
+		f.A[i] = T(siluFunc.f(float64(f.H1[i]))) * f.H3[i]
+	}
+	gemm(false, false, m, k.d, k.f, 1, f.A, k.f, W2[e*df:], k.d, 0, f.Y, k.d)
+	return f
+}
+
+// backward is step 4 for expert e: the gates' gradient d[1], the weights'
+// d[2..4], and the rows of dX to scatter to the tokens (X's memory reused).
+func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, W3, W2 []T, d [][]T) []T {
+	m, df := len(tokens), k.d*k.f
+	// dg_te = <dy_t, Y_t>; dY = g_te dy_t.
+	dY := make([]T, m*k.d)
+	for r, t := range tokens {
+		gt := g[t*k.n+e]
+		var dot float64
+		for j := 0; j < k.d; j++ {
+			dot += float64(dy[t*k.d+j]) * float64(f.Y[r*k.d+j])
+			dY[r*k.d+j] = gt * dy[t*k.d+j]
+		}
+		d[1][t*k.n+e] = T(dot)
+	}
+	// dW2 = Aᵀ dY; dA = dY W2ᵀ.
+	gemm(true, false, k.f, k.d, m, 1, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
+	dA := make([]T, m*k.f)
+	gemm(false, true, m, k.f, k.d, 1, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
+	// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1).
+	for i := range dA {
+		h1 := float64(f.H1[i])
+		a := float64(dA[i])
+		f.H1[i] = T(a * float64(f.H3[i]) * siluFunc.df(h1))
+		f.H3[i] = T(a * siluFunc.f(h1))
+	}
+	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, f.H1, k.f, 0, d[2][e*df:], k.f)
+	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, f.H3, k.f, 0, d[3][e*df:], k.f)
+	// dX = dH1 W1ᵀ + dH3 W3ᵀ, scattered back per token by the caller.
+	gemm(false, true, m, k.d, k.f, 1, f.H1, k.f, W1[e*df:], k.f, 0, f.X, k.d)
+	gemm(false, true, m, k.d, k.f, 1, f.H3, k.f, W3[e*df:], k.f, 1, f.X, k.d)
+	return f.X
 }

@@ -233,77 +233,24 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 		c := newSSDChunk[T](k.chunk, k.p)
 		defer c.release()
 		pn := k.p * k.n
-		// Forward again, keeping the state entering every chunk.
-		states := scratch[T]((nChunks + 1) * pn)
+		states := ssdChunkStates(k, v, a, c, bh, nChunks)
 		defer releaseScratch(states)
-		if a.H0 != nil {
-			copy(states, a.H0[bh*pn:(bh+1)*pn])
-		}
-		for ci := 0; ci < nChunks; ci++ {
-			s0 := ci * k.chunk
-			L := min(k.chunk, k.t-s0)
-			copy(states[(ci+1)*pn:(ci+2)*pn], states[ci*pn:(ci+1)*pn])
-			E := prepare(v, a, c, s0, L, false, false)
-			advance(v, a, c, states[(ci+1)*pn:(ci+2)*pn], s0, L, E)
-		}
 		dH := make([]T, pn) // dL/d(state leaving the current chunk)
 		if k.out == ssdOutState {
 			copy(dH, g[bh*pn:(bh+1)*pn])
 		}
 		dHin := make([]T, pn)
-		A := float64(a.A[v.hh])
 		var dA, dD float64
 		for ci := nChunks - 1; ci >= 0; ci-- {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			H := states[ci*pn : (ci+1)*pn]
 			E := prepare(v, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY)
-			Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
-			for i := range c.dcum[:L] {
-				c.dcum[i] = 0
-			}
-			// State passing: H_next = E*H + W^T B.
-			for i := range dHin {
-				dHin[i] = T(E) * dH[i]
-			}
-			var dE float64
-			for i := range dH {
-				dE += float64(dH[i]) * float64(H[i])
-			}
-			c.dcum[L-1] += dE * E
-			// dW = B dH^T; dB += W dH; dU += w*dW; dw_j = dW_j·U_j
-			gemm(false, true, L, k.p, k.n, 1, Bc, v.ldbc, dH, k.n, 0, c.dW, k.p)
-			gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.ldbc)
-			for j := 0; j < L; j++ {
-				w := c.w[j]
-				var dw float64
-				for q := 0; q < k.p; q++ {
-					dw += float64(c.dW[j*k.p+q]) * float64(c.U[j*k.p+q])
-					c.dU[j*k.p+q] = T(w) * c.dW[j*k.p+q]
-				}
-				c.dcum[L-1] += dw * w
-				c.dcum[j] -= dw * w
-			}
+			ssdStatePassingBackward(k, v, a, d, c, H, dH, dHin, s0, L, E)
 			if k.out == ssdOutY {
 				ssdChunkOutputBackward(v, a, d, c, g, H, dHin, s0, L, &dD)
 			}
-			// cum_i = Σ_{r<=i} dt_r A, so da_r = Σ_{i>=r} dcum_i.
-			var da float64
-			for r := L - 1; r >= 0; r-- {
-				da += c.dcum[r]
-				dto := v.do + (s0+r)*k.h
-				dtv := float64(a.dt[dto])
-				xr := a.x[v.xo+(s0+r)*v.ldx:]
-				dxr := d.x[v.xo+(s0+r)*v.ldx:]
-				// U = dt*x: dx += dt*dU, ddt += dU·x
-				var ddt float64
-				for q := 0; q < k.p; q++ {
-					ddt += float64(c.dU[r*k.p+q]) * float64(xr[q])
-					dxr[q] += T(dtv) * c.dU[r*k.p+q]
-				}
-				d.dt[dto] += T(ddt + da*A)
-				dA += da * dtv
-			}
+			ssdDecayBackward(k, v, a, d, c, s0, L, &dA)
 			dH, dHin = dHin, dH
 		}
 		if d.H0 != nil {
@@ -316,6 +263,78 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 		if d.D != nil {
 			d.D[bh%k.h] += T(dDparts[bh])
 		}
+	}
+}
+
+// ssdChunkStates runs the forward again for one (batch, head), keeping the
+// state entering every chunk (nChunks+1 states of p·n, from scratch).
+func ssdChunkStates[T floats](k ssdKernel, v ssdView, a ssdArgs[T], c *ssdChunk[T], bh, nChunks int) []T {
+	pn := k.p * k.n
+	states := scratch[T]((nChunks + 1) * pn)
+	if a.H0 != nil {
+		copy(states, a.H0[bh*pn:(bh+1)*pn])
+	}
+	for ci := 0; ci < nChunks; ci++ {
+		s0 := ci * k.chunk
+		L := min(k.chunk, k.t-s0)
+		copy(states[(ci+1)*pn:(ci+2)*pn], states[ci*pn:(ci+1)*pn])
+		E := prepare(v, a, c, s0, L, false, false)
+		advance(v, a, c, states[(ci+1)*pn:(ci+2)*pn], s0, L, E)
+	}
+	return states
+}
+
+// ssdStatePassingBackward is the gradient of the state passing
+// H_next = E*H + W^T B for one chunk: dHin = E dH, dB += W dH, dU = w dW,
+// and the decays' part of dcum (cleared first).
+func ssdStatePassingBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdChunk[T], H, dH, dHin []T, s0, L int, E float64) {
+	Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
+	for i := range c.dcum[:L] {
+		c.dcum[i] = 0
+	}
+	for i := range dHin {
+		dHin[i] = T(E) * dH[i]
+	}
+	var dE float64
+	for i := range dH {
+		dE += float64(dH[i]) * float64(H[i])
+	}
+	c.dcum[L-1] += dE * E
+	// dW = B dH^T; dB += W dH; dU += w*dW; dw_j = dW_j·U_j
+	gemm(false, true, L, k.p, k.n, 1, Bc, v.ldbc, dH, k.n, 0, c.dW, k.p)
+	gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.ldbc)
+	for j := 0; j < L; j++ {
+		w := c.w[j]
+		var dw float64
+		for q := 0; q < k.p; q++ {
+			dw += float64(c.dW[j*k.p+q]) * float64(c.U[j*k.p+q])
+			c.dU[j*k.p+q] = T(w) * c.dW[j*k.p+q]
+		}
+		c.dcum[L-1] += dw * w
+		c.dcum[j] -= dw * w
+	}
+}
+
+// ssdDecayBackward turns the chunk's dcum and dU into dx and ddt (cum_i =
+// Σ_{r<=i} dt_r A, so da_r = Σ_{i>=r} dcum_i; U = dt·x) and adds the
+// chunk's terms of dA to *dA, in the order the loop over chunks always did.
+func ssdDecayBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdChunk[T], s0, L int, dA *float64) {
+	A := float64(a.A[v.hh])
+	var da float64
+	for r := L - 1; r >= 0; r-- {
+		da += c.dcum[r]
+		dto := v.do + (s0+r)*k.h
+		dtv := float64(a.dt[dto])
+		xr := a.x[v.xo+(s0+r)*v.ldx:]
+		dxr := d.x[v.xo+(s0+r)*v.ldx:]
+		// U = dt*x: dx += dt*dU, ddt += dU·x
+		var ddt float64
+		for q := 0; q < k.p; q++ {
+			ddt += float64(c.dU[r*k.p+q]) * float64(xr[q])
+			dxr[q] += T(dtv) * c.dU[r*k.p+q]
+		}
+		d.dt[dto] += T(ddt + da*A)
+		*dA += da * dtv
 	}
 }
 
