@@ -164,7 +164,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 	fs := flag.NewFlagSet("wm bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		patterns = fs.String("patterns", "(SM)4;(SM)3 AM;(SE)3 IE;(AM)4", "patterns, separated by ';'")
+		patterns = fs.String("patterns", "(SM)4;(SM)3 AM;(SE)3 IE;(SR)3 AR;(SH)3 AH;(AM)4", "patterns, separated by ';'")
 		sizes    = fs.String("sizes", "64x256x8,256x1024x4", "d_model x seq_len x batch, separated by ','")
 		ssdSizes = fs.String("ssd-sizes", "256x512x8,256x4096x1", "extra sizes for the patterns of SSD and MLP alone")
 		procs    = fs.String("procs", "1,"+strconv.Itoa(runtime.NumCPU()), "GOMAXPROCS (and torch threads) to measure, separated by ','")

@@ -147,14 +147,16 @@ class InnerFuncAttn(nn.Module):
         q = rope(self.q_proj(x).reshape(b, t, self.h, -1))
         k = rope(self.k_proj(x).reshape(b, t, self.h, -1))
         idx = torch.topk(self.v_queries(x) @ self.v_keys.t(), self.topk, -1).indices
-        V = (x * self.v_embed[idx].sum(-2)).reshape(b, t, self.h, -1)
+        # F.embedding gathers the chosen rows; its backward is one dense
+        # index_add (advanced indexing's is an index_put with accumulate).
+        V = (x * F.embedding(idx, self.v_embed).sum(-2)).reshape(b, t, self.h, -1)
         return self.o_proj(causal_attention(q, k, V, self.dynamic_mask).reshape(b, t, d))
 
 
 class MLP(nn.Module):
-    def __init__(self, d):
+    def __init__(self, d, f=None):
         super().__init__()
-        f = default_dff(d)
+        f = f or default_dff(d)
         self.w1, self.w3 = nn.Linear(d, f, bias=False), nn.Linear(d, f, bias=False)
         self.w2 = nn.Linear(f, d, bias=False)
 
@@ -184,9 +186,57 @@ class CDMoE(nn.Module):
         s = (vx[..., :, None] + vy[..., None, :]).flatten(-2)
         e = (ix[..., :, None] * self.nk + iy[..., None, :]).flatten(-2)
         s, pick = s.topk(self.topk, -1)
-        e = e.gather(-1, pick)  # b t h k
-        w = F.silu(torch.einsum("btd,bthkd->bthk", phi, self.down_embed[e]) * s)
-        return torch.einsum("bthk,bthkd->btd", w, self.up_embed[e]) + phi
+        e = e.gather(-1, pick).reshape(b * t, -1)  # (b t) (h k)
+        # One gather of the chosen experts' rows each (F.embedding: a dense
+        # index_add backward), then batched products per token.
+        down, up = F.embedding(e, self.down_embed), F.embedding(e, self.up_embed)  # (b t) (h k) d
+        z = torch.bmm(down, phi.reshape(b * t, d, 1)).squeeze(-1)  # (b t) (h k)
+        w = F.silu(z * s.reshape(b * t, -1))
+        return torch.bmm(w.unsqueeze(1), up).reshape(b, t, d) + phi
+
+
+class MoE(nn.Module):
+    """Routed MoE (R) and MoE-SEI (H) as wm's layers/moe.go: a softmax
+    router, the top-k probabilities as gates (not renormalised), SwiGLU
+    experts of width (default_dff(d)/k rounded up to 8), the load-balancing
+    loss weighted 0.01, and for MoE-SEI one always-on SwiGLU of width
+    shared·f. The experts run as one padded batched product: each token's
+    assignments are sorted by expert into [experts, capacity, d] (capacity =
+    the busiest expert's count, nothing dropped), so there is no Python loop
+    over tokens or experts."""
+
+    def __init__(self, d, experts=8, topk=2, shared=0):
+        super().__init__()
+        self.e, self.k = experts, topk
+        f = (default_dff(d) // topk + 7) // 8 * 8
+        self.router = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, d, f) * 0.02)
+        self.w3 = nn.Parameter(torch.randn(experts, d, f) * 0.02)
+        self.w2 = nn.Parameter(torch.randn(experts, f, d) * 0.02)
+        self.shared = MLP(d, shared * f) if shared else None
+        self.aux = None
+
+    def forward(self, x):
+        b, t, d = x.shape
+        n, xf = b * t, x.reshape(b * t, d)
+        probs = torch.softmax(self.router(xf), -1)
+        g, e = probs.topk(self.k, -1)  # n k
+        flat = e.reshape(-1)
+        counts = torch.bincount(flat, minlength=self.e)
+        order = flat.argsort(stable=True)
+        sorted_e = flat[order]
+        cap = int(counts.max())
+        start = torch.cumsum(counts, 0) - counts
+        slot = sorted_e * cap + (torch.arange(n * self.k) - start[sorted_e])
+        tok = order // self.k
+        X = xf.new_zeros(self.e * cap, d).index_copy(0, slot, xf.index_select(0, tok)).view(self.e, cap, d)
+        H = F.silu(torch.bmm(X, self.w1)) * torch.bmm(X, self.w3)
+        Y = torch.bmm(H, self.w2).view(self.e * cap, d).index_select(0, slot)
+        y = xf.new_zeros(n, d).index_add(0, tok, Y * g.reshape(-1)[order, None])
+        # Balance loss (DeepSeekMoE eq. 12–14): f_i = N/(kT)·count_i, P_i = mean prob.
+        self.aux = 0.01 * (self.e / (self.k * n) * counts.to(x.dtype) * probs.mean(0)).sum()
+        y = y.reshape(b, t, d)
+        return y + self.shared(x) if self.shared is not None else y
 
 
 class Model(nn.Module):
@@ -195,7 +245,7 @@ class Model(nn.Module):
         make = {
             "S": lambda: SSD(d, heads), "A": lambda: Attention(d, heads),
             "I": lambda: InnerFuncAttn(d, heads, max_pos), "M": lambda: MLP(d),
-            "E": lambda: CDMoE(d, experts),
+            "E": lambda: CDMoE(d, experts), "R": lambda: MoE(d), "H": lambda: MoE(d, shared=1),
         }
         self.embed = nn.Embedding(vocab, d)
         self.norms = nn.ModuleList(RMSNorm(d) for _ in expand(pattern))
@@ -207,7 +257,11 @@ class Model(nn.Module):
         for n, blk in zip(self.norms, self.blocks):
             x = x + blk(n(x))
         logits = self.head(self.norm(x))
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        for blk in self.blocks:
+            if getattr(blk, "aux", None) is not None:
+                loss = loss + blk.aux
+        return loss
 
 
 def main():
