@@ -103,6 +103,7 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 			return
 		}
 		f := moeExpertForward(k, e, ex.tokens, x, in[2], in[3], in[4])
+		defer f.release()
 		if y != nil {
 			// 3. Forward: the expert's outputs, scaled by the gates later.
 			ex.rows = f.Y
@@ -141,17 +142,23 @@ type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 // SwiGLU.
 func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T) moeExpertPass[T] {
 	m, df := len(tokens), k.d*k.f
-	f := moeExpertPass[T]{X: make([]T, m*k.d), H1: make([]T, m*k.f), H3: make([]T, m*k.f), A: make([]T, m*k.f), Y: make([]T, m*k.d)}
+	f := moeExpertPass[T]{X: make([]T, m*k.d), H1: scratch[T](m * k.f), H3: scratch[T](m * k.f), A: scratch[T](m * k.f), Y: make([]T, m*k.d)}
 	for r, t := range tokens {
 		copy(f.X[r*k.d:(r+1)*k.d], x[t*k.d:(t+1)*k.d])
 	}
 	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
 	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
-	for i := range f.A {
-		f.A[i] = T(siluFunc.f(float64(f.H1[i]))) * f.H3[i]
-	}
+	gatedSiLU(f.A, f.H3, f.H1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
 	gemm(false, false, m, k.d, k.f, 1, f.A, k.f, W2[e*df:], k.d, 0, f.Y, k.d)
 	return f
+}
+
+// release hands the pass's hidden activations back to the pools (X and Y
+// live on as the expert's rows).
+func (f moeExpertPass[T]) release() {
+	releaseScratch(f.H1)
+	releaseScratch(f.H3)
+	releaseScratch(f.A)
 }
 
 // backward is step 4 for expert e: the gates' gradient d[1], the weights'
@@ -159,7 +166,8 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, W3, W2 []T, d [][]T) []T {
 	m, df := len(tokens), k.d*k.f
 	// dg_te = <dy_t, Y_t>; dY = g_te dy_t.
-	dY := make([]T, m*k.d)
+	dY := scratch[T](m * k.d)
+	defer releaseScratch(dY)
 	for r, t := range tokens {
 		gt := g[t*k.n+e]
 		var dot float64
@@ -171,19 +179,17 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	}
 	// dW2 = Aᵀ dY; dA = dY W2ᵀ.
 	gemm(true, false, k.f, k.d, m, 1, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
-	dA := make([]T, m*k.f)
+	dA := scratch[T](m * k.f)
+	defer releaseScratch(dA)
 	gemm(false, true, m, k.f, k.d, 1, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
-	// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1).
-	for i := range dA {
-		h1 := float64(f.H1[i])
-		a := float64(dA[i])
-		f.H1[i] = T(a * float64(f.H3[i]) * siluFunc.df(h1))
-		f.H3[i] = T(a * siluFunc.f(h1))
-	}
-	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, f.H1, k.f, 0, d[2][e*df:], k.f)
-	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, f.H3, k.f, 0, d[3][e*df:], k.f)
+	// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1): A = gatedSiLU(H3, H1).
+	dH1, dH3 := f.A, scratch[T](m*k.f) // A is not read again
+	defer releaseScratch(dH3)
+	gatedSiLUGrad(dH3, dH1, dA, f.H3, f.H1)
+	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH1, k.f, 0, d[2][e*df:], k.f)
+	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH3, k.f, 0, d[3][e*df:], k.f)
 	// dX = dH1 W1ᵀ + dH3 W3ᵀ, scattered back per token by the caller.
-	gemm(false, true, m, k.d, k.f, 1, f.H1, k.f, W1[e*df:], k.f, 0, f.X, k.d)
-	gemm(false, true, m, k.d, k.f, 1, f.H3, k.f, W3[e*df:], k.f, 1, f.X, k.d)
+	gemm(false, true, m, k.d, k.f, 1, dH1, k.f, W1[e*df:], k.f, 0, f.X, k.d)
+	gemm(false, true, m, k.d, k.f, 1, dH3, k.f, W3[e*df:], k.f, 1, f.X, k.d)
 	return f.X
 }

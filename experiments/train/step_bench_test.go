@@ -26,7 +26,7 @@ func BenchmarkEvalStep(b *testing.B) { benchStep(b, false) }
 
 func benchStep(b *testing.B, withGrad bool) {
 	sizes := []struct{ d, t, bs int }{{64, 256, 8}, {256, 1024, 4}}
-	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(AM)4"} {
+	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(SR)3 AR", "(SH)3 AH", "(AM)4"} {
 		for _, z := range sizes {
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", pattern, z.d, z.t, z.bs), func(b *testing.B) {
 				cfg := graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: z.d, Heads: 4, MaxPosition: z.t,
