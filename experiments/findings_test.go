@@ -114,3 +114,36 @@ func TestFindingsFromResults(t *testing.T) {
 		t.Error("a missing folder gave no error")
 	}
 }
+
+// The README's summary block is rewritten between its markers, and only
+// there; a file without the markers is an error that changes nothing.
+func TestReplaceSummary(t *testing.T) {
+	dir := t.TempDir()
+	readme := filepath.Join(dir, "README.md")
+	body := "# title\n\nbefore\n\n" + SummaryStart + "\nold table\n" + SummaryEnd + "\n\nafter\n"
+	if err := os.WriteFile(readme, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	claims := []Claim{{Title: "a control", Control: true, Verdict: Reproduced, Why: "w1"}, {Title: "a claim", Verdict: Inconclusive, Why: "w2"}}
+	if err := ReplaceSummary(readme, "docs/findings.md", claims); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(readme)
+	got := string(b)
+	for _, want := range []string{"before\n\n" + SummaryStart, "#### Positive controls", "| 1 | a control |  | **reproduced** | w1 |", "| 2 | a claim |  | **inconclusive at this scale** | w2 |", "[docs/findings.md](docs/findings.md)", SummaryEnd + "\n\nafter\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("README lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "old table") {
+		t.Errorf("the old block survived:\n%s", got)
+	}
+	plain := filepath.Join(dir, "plain.md")
+	os.WriteFile(plain, []byte("no markers\n"), 0o644)
+	if err := ReplaceSummary(plain, "f.md", claims); err == nil {
+		t.Error("a file without markers was accepted")
+	}
+	if b, _ := os.ReadFile(plain); string(b) != "no markers\n" {
+		t.Errorf("the file without markers changed: %q", b)
+	}
+}

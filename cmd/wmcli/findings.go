@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
 )
@@ -15,6 +16,7 @@ func runFindings(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wm findings", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "the Markdown file to write (default DIR/findings.md)")
+	readme := fs.String("readme", "", "also write the summary tables into this Markdown file (the README), between its findings-summary markers")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wm findings DIR [--out FILE] (DIR: a results folder of wm run)")
 		fs.PrintDefaults()
@@ -45,5 +47,16 @@ func runFindings(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d. %-75s %s\n", i+1, c.Title, c.Verdict)
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", path)
+	if *readme != "" {
+		link, err := filepath.Rel(filepath.Dir(*readme), path)
+		if err != nil {
+			link = path
+		}
+		if err := experiments.ReplaceSummary(*readme, filepath.ToSlash(link), claims); err != nil {
+			fmt.Fprintf(stderr, "wm findings: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote the summary into %s\n", *readme)
+	}
 	return 0
 }
