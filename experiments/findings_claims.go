@@ -249,5 +249,23 @@ func (rs results) extrapolationClaim() Claim {
 		}
 	}
 	cl.Notes = []string{"perplexity with a sliding window (stride = the training length) over the KJV test books; growth is the ratio per seed."}
+	for _, p := range rs.presets("extrapolation") {
+		if best, ok := rs.bestPasskeyAtTraining(p); ok && best < 0.5 {
+			cl.Notes = append(cl.Notes, fmt.Sprintf("passkey retrieval is not judged at %s: at the training length itself the best arm retrieves %.0f%% of the passkeys, so no model learned the task in this budget and accuracy beyond it says nothing about extrapolation.", p, 100*best))
+		}
+	}
 	return cl
+}
+
+// bestPasskeyAtTraining is the highest mean passkey accuracy at the
+// training length over the extrapolation arms at preset p.
+func (rs results) bestPasskeyAtTraining(p string) (float64, bool) {
+	best, ok := 0.0, false
+	for _, ar := range rs["extrapolation"][p] {
+		key := fmt.Sprintf("passkey@%d", ar.Arm.Train.SeqLen)
+		if vs := values(measureOf(key)(ar)); len(vs) > 0 {
+			best, ok = max(best, meanSD(vs).Mean), true
+		}
+	}
+	return best, ok
 }

@@ -64,9 +64,11 @@ func TestSweepScript(t *testing.T) {
 	}
 }
 
-// TestSweepOnSlurm submits table3 at tiny with 2 seeds to a real Slurm
-// cluster (make slurm-test starts a one-node one on loopback) and checks
-// the report job's aggregated table: every arm with 2 seeds.
+// TestSweepOnSlurm submits table3 at tiny with 2 seeds and a learning-rate
+// grid to a real Slurm cluster (make slurm-test starts a one-node one on
+// loopback): the search array, then the seeds array after it, then the
+// report job, whose aggregated table has every arm with 2 seeds at the rate
+// its search chose.
 func TestSweepOnSlurm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("submits to Slurm")
@@ -85,15 +87,15 @@ func TestSweepOnSlurm(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	res := filepath.Join(tmp, "results")
-	out, err := exec.Command(bin, "sweep", "table3", "--preset", "tiny", "--seeds", "2", "--out", res, "--slurm", "--cpus-per-task", "1").CombinedOutput()
+	out, err := exec.Command(bin, "sweep", "table3", "--preset", "tiny", "--seeds", "2", "--out", res, "--slurm", "--cpus-per-task", "1", "--lr-grid", "3e-3,1e-2").CombinedOutput()
 	if err != nil {
 		t.Fatalf("sweep: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`squeue -j (\d+),(\d+)`).FindSubmatch(out)
+	m := regexp.MustCompile(`squeue -j (\d+),(\d+),(\d+)`).FindSubmatch(out)
 	if m == nil {
-		t.Fatalf("no job ids in:\n%s", out)
+		t.Fatalf("no job ids (search array, seeds array, report) in:\n%s", out)
 	}
-	jobs := string(m[1]) + "," + string(m[2])
+	jobs := string(m[1]) + "," + string(m[2]) + "," + string(m[3])
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		q, _ := exec.Command("squeue", "-h", "-j", jobs).CombinedOutput()
@@ -101,7 +103,7 @@ func TestSweepOnSlurm(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			exec.Command("scancel", string(m[1]), string(m[2])).Run()
+			exec.Command("scancel", string(m[1]), string(m[2]), string(m[3])).Run()
 			t.Fatalf("jobs %s still queued after 5 minutes:\n%s", jobs, q)
 		}
 		time.Sleep(time.Second)
@@ -115,8 +117,11 @@ func TestSweepOnSlurm(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(arm) + ` \|.*\| 2 \|$`).Match(md) {
 			t.Errorf("table.md has no row of %s with 2 seeds:\n%s", arm, md)
 		}
+		if _, err := os.Stat(filepath.Join(res, "table3", "tiny", arm, "lr-choice.json")); err != nil {
+			t.Errorf("%s has no learning-rate choice: %v", arm, err)
+		}
 	}
 	if len(logs) < 9 {
-		t.Errorf("%d Slurm logs, want 8 tasks and the report", len(logs))
+		t.Errorf("%d Slurm logs, want 4 search tasks, 4 seed tasks and the report", len(logs))
 	}
 }
