@@ -263,8 +263,26 @@ func cdmoeExpertsForward[T floats](k cdmoeKernel, ph, Edown, Eup []T, chosen []e
 	dm := k.dm
 	for _, c := range chosen {
 		ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
-		axpy(T(k.act.f(dot(ph, ed)*c.s)), eu, yn)
+		axpy(T(actAt[T](k.act, dot(ph, ed)*c.s, false)), eu, yn)
 	}
+}
+
+// actAt is the activation at z, or with deriv its derivative: SiLU through
+// the float32 exp (exp32, within 2 ulp) when the op runs in float32, as the
+// vectorised activations do; the float64 function otherwise.
+func actAt[T floats](act unaryFunc, z float64, deriv bool) float64 {
+	var zero T
+	if _, f32 := any(zero).(float32); f32 && act.name == siluFunc.name {
+		s := float64(sigmoid32(float32(z)))
+		if deriv {
+			return s * (1 + z*(1-s))
+		}
+		return z * s
+	}
+	if deriv {
+		return act.df(z)
+	}
+	return act.f(z)
 }
 
 // cdmoeGrads are one worker's gradients of the experts and keys.
@@ -279,10 +297,10 @@ func (acc cdmoeGrads[T]) expertsBackward(k cdmoeKernel, n, hh int, sh cdmoeAct[T
 		ed, eu := Edown[c.e*dm:(c.e+1)*dm], Eup[c.e*dm:(c.e+1)*dm]
 		dp := dot(ph, ed)
 		z := dp * c.s
-		wgt := k.act.f(z)
+		wgt := actAt[T](k.act, z, false)
 		dw := dot(gn, eu)
 		axpy(T(wgt), gn, acc.dEup[c.e*dm:])
-		dz := dw * k.act.df(z)
+		dz := dw * actAt[T](k.act, z, true)
 		// z = (φ·Edown[e]) * s
 		axpy(T(dz*c.s), ph, acc.dEdown[c.e*dm:])
 		axpy(T(dz*c.s), ed, dphi[n*dm:])
