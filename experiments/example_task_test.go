@@ -8,6 +8,7 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/eval"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 )
@@ -67,16 +68,9 @@ func (t CountTask) Prepare(run *train.Run, a experiments.Arm, _ int, _ *experime
 			// Given all but the last number, the model's argmax must spell
 			// the last number and the newline, digit by digit.
 			cut := strings.LastIndexByte(l, ' ') + 1
-			prompt, want := data.ByteTokenizer{}.Encode(l[:cut]), data.ByteTokenizer{}.Encode(l[cut:]+"\n")
-			ids := append(append([]int{}, prompt...), want[:len(want)-1]...)
-			logits, err := m.Logits([][]int{ids})
+			ok, err := eval.Continues(m, data.ByteTokenizer{}.Encode(l[:cut]), data.ByteTokenizer{}.Encode(l[cut:]+"\n"))
 			if err != nil {
 				return nil, err
-			}
-			v, ok := len(logits)/len(ids), true
-			for j, w := range want {
-				p := len(prompt) - 1 + j
-				ok = ok && graph.Argmax(logits[p*v:(p+1)*v]) == w
 			}
 			if ok {
 				right++

@@ -71,23 +71,29 @@ func PairedDiff(a, b []float64) (Interval, bool) {
 // level α when its adjusted p is below α. NaN p-values (no test) stay NaN
 // and do not count in m.
 func Holm(ps []float64) []float64 {
-	idx := make([]int, 0, len(ps))
-	for i, p := range ps {
-		if !math.IsNaN(p) {
-			idx = append(idx, i)
-		}
-	}
-	sort.SliceStable(idx, func(i, j int) bool { return ps[idx[i]] < ps[idx[j]] })
-	out := make([]float64, len(ps))
-	for i := range out {
-		out[i] = math.NaN()
-	}
+	idx, out := byP(ps)
 	m, run := len(idx), 0.0
 	for r, i := range idx {
 		run = math.Max(run, math.Min(1, float64(m-r)*ps[i]))
 		out[i] = run
 	}
 	return out
+}
+
+// byP is the indices of the p-values that are not NaN, smallest p first
+// (ties in their order), and a result of len(ps) NaNs to fill in.
+func byP(ps []float64) (idx []int, out []float64) {
+	for i, p := range ps {
+		if !math.IsNaN(p) {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return ps[idx[i]] < ps[idx[j]] })
+	out = make([]float64, len(ps))
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return idx, out
 }
 
 // HolmAlphas are the confidence levels (as alpha) of the intervals that
@@ -97,17 +103,7 @@ func Holm(ps []float64) []float64 {
 // step's level. An interval excludes zero exactly when Holm rejects its
 // hypothesis (for a t test). NaN p-values get NaN.
 func HolmAlphas(ps []float64, alpha float64) []float64 {
-	idx := make([]int, 0, len(ps))
-	for i, p := range ps {
-		if !math.IsNaN(p) {
-			idx = append(idx, i)
-		}
-	}
-	sort.SliceStable(idx, func(i, j int) bool { return ps[idx[i]] < ps[idx[j]] })
-	out := make([]float64, len(ps))
-	for i := range out {
-		out[i] = math.NaN()
-	}
+	idx, out := byP(ps)
 	m, stopped := len(idx), -1.0
 	for r, i := range idx {
 		a := alpha / float64(m-r)

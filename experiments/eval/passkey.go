@@ -21,24 +21,14 @@ func PasskeyAccuracy(m *graph.Model, tok data.Tokenizer, examples []data.Passkey
 	for i, ex := range examples {
 		prompt := append([]int{data.BOS}, tok.Encode(ex.Prompt+data.PasskeyAnswerPrefix)...)
 		key := tok.Encode(ex.Key)
-		ids := append(append([]int{}, prompt...), key[:len(key)-1]...)
-		logits, err := m.Logits([][]int{ids})
+		ok, err := Continues(m, prompt, key)
 		if err != nil {
-			return 0, errors.Wrapf(err, "passkey accuracy: example %d (%d tokens)", i, len(ids))
-		}
-		v := len(logits) / len(ids)
-		ok := true
-		for j, want := range key {
-			p := len(prompt) - 1 + j
-			if graph.Argmax(logits[p*v:(p+1)*v]) != want {
-				ok = false
-				break
-			}
+			return 0, errors.Wrapf(err, "passkey accuracy: example %d (%d tokens)", i, len(prompt)+len(key))
 		}
 		if ok {
 			right++
 		}
-		afterForward(len(ids))
+		afterForward(len(prompt) + len(key))
 	}
 	return float64(right) / float64(len(examples)), nil
 }

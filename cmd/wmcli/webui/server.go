@@ -152,19 +152,30 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, rel string) {
 		http.Error(w, "only plots, tables and results are served", http.StatusForbidden)
 		return
 	}
-	f, err := s.root.Open(rel)
-	if err != nil {
-		http.Error(w, "not found: "+rel, http.StatusNotFound)
+	f, st, ok := s.open(w, rel)
+	if !ok {
 		return
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.IsDir() {
-		http.Error(w, "not a file: "+rel, http.StatusNotFound)
-		return
-	}
 	w.Header().Set("Content-Type", ct)
 	http.ServeContent(w, r, "", st.ModTime(), f)
+}
+
+// open opens a regular file under the root, or answers 404 and returns
+// ok false.
+func (s *Server) open(w http.ResponseWriter, rel string) (*os.File, os.FileInfo, bool) {
+	f, err := s.root.Open(rel)
+	if err != nil {
+		http.Error(w, "not found: "+rel, http.StatusNotFound)
+		return nil, nil, false
+	}
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		f.Close()
+		http.Error(w, "not a file: "+rel, http.StatusNotFound)
+		return nil, nil, false
+	}
+	return f, st, true
 }
 
 // curves answers the curves of the runs named by the id parameters.
@@ -206,9 +217,8 @@ func (s *Server) doc(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	f, err := s.root.Open(rel)
-	if err != nil {
-		http.Error(w, "not found: "+rel, http.StatusNotFound)
+	f, _, ok := s.open(w, rel)
+	if !ok {
 		return
 	}
 	defer f.Close()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/eval"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 )
@@ -90,21 +91,9 @@ func answerAccuracy(m *graph.Model, lines []string) (float64, error) {
 		if i > 0 {
 			prev = lines[i-1] + "\n"
 		}
-		prompt := tok.Encode(prev + q + "=")
-		want := tok.Encode(ans + "\n")
-		ids := append(append([]int{}, prompt...), want[:len(want)-1]...)
-		logits, err := m.Logits([][]int{ids})
+		ok, err := eval.Continues(m, tok.Encode(prev+q+"="), tok.Encode(ans+"\n"))
 		if err != nil {
 			return 0, errors.Wrapf(err, "sums: test line %d", i)
-		}
-		v := len(logits) / len(ids)
-		ok := true
-		for j, w := range want {
-			p := len(prompt) - 1 + j
-			if graph.Argmax(logits[p*v:(p+1)*v]) != w {
-				ok = false
-				break
-			}
 		}
 		if ok {
 			right++
