@@ -167,6 +167,51 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 			float dot = (float)((s[0] + s[1]) + (s[2] + s[3]));                                       \
 			for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);                                    \
 		}                                                                                             \
+	}                                                                                                 \
+	ATTR static inline float wm_dot##SUFFIX(const float *a, const float *b, ptrdiff_t n) {           \
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                      \
+		ptrdiff_t j = 0;                                                                              \
+		for (; j + 8 <= n; j += 8)                                                                    \
+			for (int l = 0; l < 8; l++) acc[l] += a[j + l] * b[j + l];                                \
+		for (; j < n; j++) acc[0] += a[j] * b[j];                                                     \
+		return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));     \
+	}                                                                                                 \
+	ATTR void wm_cdmoe_fwd##SUFFIX(float *y, const float *phi, const float *Edown, const float *Eup, \
+	                               const int32_t *e, const float *s, ptrdiff_t nc, ptrdiff_t d) {     \
+		for (ptrdiff_t c = 0; c < nc; c++) {                                                          \
+			const float *ed = Edown + (ptrdiff_t)e[c] * d, *eu = Eup + (ptrdiff_t)e[c] * d;           \
+			float z = wm_dot##SUFFIX(phi, ed, d) * s[c];                                              \
+			float w = z / (1.0f + wm_exp(-z));                                                        \
+			for (ptrdiff_t j = 0; j < d; j++) y[j] += w * eu[j];                                      \
+		}                                                                                             \
+	}                                                                                                 \
+	ATTR void wm_cdmoe_bwd##SUFFIX(const float *g, const float *phi, const float *Edown,            \
+	                               const float *Eup, const int32_t *e, const float *s, ptrdiff_t nc,  \
+	                               ptrdiff_t d, float *dEdown, float *dEup, float *dphi,              \
+	                               const float *q, const float *keys, const int32_t *off,             \
+	                               ptrdiff_t half, float *dq, float *dkeys) {                         \
+		for (ptrdiff_t c = 0; c < nc; c++) {                                                          \
+			ptrdiff_t o = (ptrdiff_t)e[c] * d;                                                        \
+			const float *ed = Edown + o, *eu = Eup + o;                                               \
+			float dp = wm_dot##SUFFIX(phi, ed, d), z = dp * s[c];                                     \
+			WM_SIGMOID_PAIR(z, sg, cc)                                                                \
+			float w = z * sg, dz = wm_dot##SUFFIX(g, eu, d) * sg * (1.0f + z * cc), dzs = dz * s[c];  \
+			float *dEu = dEup + o, *dEd = dEdown + o;                                                 \
+			for (ptrdiff_t j = 0; j < d; j++) {                                                       \
+				dEu[j] += w * g[j];                                                                   \
+				dEd[j] += dzs * phi[j];                                                               \
+				dphi[j] += dzs * ed[j];                                                               \
+			}                                                                                         \
+			float ds = dz * dp;                                                                       \
+			for (int p = 0; p < 2; p++) {                                                             \
+				const float *qp = q + off[4 * c + 2 * p], *kp = keys + off[4 * c + 2 * p + 1];        \
+				float *dqp = dq + off[4 * c + 2 * p], *dkp = dkeys + off[4 * c + 2 * p + 1];          \
+				for (ptrdiff_t j = 0; j < half; j++) {                                                \
+					dqp[j] += ds * kp[j];                                                             \
+					dkp[j] += ds * qp[j];                                                             \
+				}                                                                                     \
+			}                                                                                         \
+		}                                                                                             \
 	}
 
 WM_KERNELS(_sse, )
@@ -187,6 +232,8 @@ static int wm_has_avx2(void) { return 0; }
 #define wm_softmax_grad_rows_avx2 wm_softmax_grad_rows_sse
 #define wm_ssd_mask_avx2 wm_ssd_mask_sse
 #define wm_ssd_mask_grad_avx2 wm_ssd_mask_grad_sse
+#define wm_cdmoe_fwd_avx2 wm_cdmoe_fwd_sse
+#define wm_cdmoe_bwd_avx2 wm_cdmoe_bwd_sse
 #endif
 
 // The entry points Go calls, through the variant chosen once (tests may
@@ -226,6 +273,16 @@ static void wm_ssd_mask_grad(const float *gm, const float *seg, float *dG, doubl
 }
 static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
 	if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n); else wm_softmax_grad_rows_sse(d, p, g, rows, n);
+}
+static void wm_cdmoe_fwd(float *y, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
+                         const float *s, ptrdiff_t nc, ptrdiff_t d) {
+	if (wm_use_avx2()) wm_cdmoe_fwd_avx2(y, phi, Edown, Eup, e, s, nc, d); else wm_cdmoe_fwd_sse(y, phi, Edown, Eup, e, s, nc, d);
+}
+static void wm_cdmoe_bwd(const float *g, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
+                         const float *s, ptrdiff_t nc, ptrdiff_t d, float *dEdown, float *dEup, float *dphi,
+                         const float *q, const float *keys, const int32_t *off, ptrdiff_t half, float *dq, float *dkeys) {
+	if (wm_use_avx2()) wm_cdmoe_bwd_avx2(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
+	else wm_cdmoe_bwd_sse(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
 }
 */
 import "C"
@@ -328,4 +385,28 @@ func expShift32(row []float32, m float32) {
 	if len(row) > 0 {
 		C.wm_exp_shift(f32p(row), C.ptrdiff_t(len(row)), C.float(m))
 	}
+}
+
+// cdmoeExpertsC runs one token's chosen experts in C (float32, SiLU): with
+// b.g nil the forward y += Σ_c silu((φ·Edown[e_c]) s_c) Eup[e_c]; with b.g
+// the gradients into dEdown, dEup, dφ, and through s_c = sim_0 + sim_1 into
+// the query halves dq and the keys (b.off: per chosen expert and half, the
+// offset of its query half in q and of its key in keys). It reports that it
+// ran (the pure-Go build has no C kernels).
+func cdmoeExpertsC(b cdmoeTokenBufs) bool {
+	nc, d := len(b.e), len(b.phi)
+	if nc == 0 {
+		return true
+	}
+	_, _ = b.s[nc-1], b.Edown[len(b.Edown)-1]
+	ep := (*C.int32_t)(unsafe.Pointer(&b.e[0]))
+	if b.g == nil {
+		C.wm_cdmoe_fwd(f32p(b.y[:d]), f32p(b.phi), f32p(b.Edown), f32p(b.Eup), ep, f32p(b.s), C.ptrdiff_t(nc), C.ptrdiff_t(d))
+		return true
+	}
+	_ = b.off[4*nc-1]
+	C.wm_cdmoe_bwd(f32p(b.g[:d]), f32p(b.phi), f32p(b.Edown), f32p(b.Eup), ep, f32p(b.s), C.ptrdiff_t(nc), C.ptrdiff_t(d),
+		f32p(b.dEdown), f32p(b.dEup), f32p(b.dphi[:d]), f32p(b.q), f32p(b.keys), (*C.int32_t)(unsafe.Pointer(&b.off[0])),
+		C.ptrdiff_t(b.half), f32p(b.dq), f32p(b.dkeys))
+	return true
 }

@@ -16,3 +16,7 @@ func ssdMask32(gm, seg []float32, row, r []float64, L int) { ssdMaskGo(gm, seg, 
 func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, L int) {
 	ssdMaskGradGo(gm, seg, dG, dcum, L)
 }
+
+// cdmoeExpertsC has no C kernels in the pure-Go build: it reports false and
+// CDMoE runs its Go loops.
+func cdmoeExpertsC(cdmoeTokenBufs) bool { return false }

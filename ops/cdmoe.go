@@ -196,13 +196,19 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 			if y != nil {
 				copy(y[n*dm:(n+1)*dm], sh.phi[n*dm:(n+1)*dm])
 			}
+			// 2. product-key retrieval of every head's experts
 			for hh := 0; hh < k.heads; hh++ {
-				// 2. product-key retrieval of this head's experts
-				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], t.idx, t.sums, t.pick, t.chosen)
+				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], t.idx, t.sums, t.pick, t.chosen[hh*k.topk:(hh+1)*k.topk])
+			}
+			if t.expertsC(k, n, y, g, sh, Edown, Eup, keys, &parts[w], dphi, dq) {
+				continue
+			}
+			for hh := 0; hh < k.heads; hh++ {
+				chosen := t.chosen[hh*k.topk : (hh+1)*k.topk]
 				if y != nil {
-					cdmoeExpertsForward(k, sh.phi[n*dm:(n+1)*dm], Edown, Eup, t.chosen, y[n*dm:(n+1)*dm])
+					cdmoeExpertsForward(k, sh.phi[n*dm:(n+1)*dm], Edown, Eup, chosen, y[n*dm:(n+1)*dm])
 				} else {
-					parts[w].expertsBackward(k, n, hh, sh, t.chosen, g, Edown, Eup, keys, dphi, dq)
+					parts[w].expertsBackward(k, n, hh, sh, chosen, g, Edown, Eup, keys, dphi, dq)
 				}
 			}
 		}
@@ -244,17 +250,71 @@ func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
 	return a
 }
 
-// cdmoeToken is one worker's buffers for the retrieval of a token's experts.
+// cdmoeToken is one worker's buffers for the retrieval of a token's
+// experts: every head's chosen experts (heads·top_k), and their indices,
+// scores and key offsets as the C kernels take them.
 type cdmoeToken[T floats] struct {
 	idx    [2][]int
 	sums   []T
 	pick   []int
 	chosen []expertChoice
+	e      []int32
+	s      []float32
+	off    []int32
 }
 
 func newCDMoEToken[T floats](k cdmoeKernel) cdmoeToken[T] {
+	nc := k.heads * k.topk
 	return cdmoeToken[T]{idx: [2][]int{make([]int, k.topk), make([]int, k.topk)},
-		sums: make([]T, k.topk*k.topk), pick: make([]int, k.topk), chosen: make([]expertChoice, k.topk)}
+		sums: make([]T, k.topk*k.topk), pick: make([]int, k.topk), chosen: make([]expertChoice, nc),
+		e: make([]int32, nc), s: make([]float32, nc), off: make([]int32, 4*nc)}
+}
+
+// cdmoeTokenBufs are what the C kernels read and write for one token (all
+// float32): y or g, its φ, the expert tables, the chosen experts and
+// scores, and for the gradient the accumulators, its queries q and dq, the
+// keys and dkeys, and per chosen expert and half the offsets of the query
+// half in q and of the key in keys.
+type cdmoeTokenBufs struct {
+	y, g, phi, Edown, Eup []float32
+	e                     []int32
+	s                     []float32
+	dEdown, dEup, dphi    []float32
+	q, keys, dq, dkeys    []float32
+	off                   []int32
+	half                  int
+}
+
+// expertsC runs step 3 (or its gradient, the keys' included) for token n
+// over every head's chosen experts in one call of the C kernel, where there
+// is one: float32, SiLU, the openblas build. It reports whether it ran.
+func (t *cdmoeToken[T]) expertsC(k cdmoeKernel, n int, y, g []T, sh cdmoeAct[T], Edown, Eup, keys []T, acc *cdmoeGrads[T], dphi, dq []T) bool {
+	if k.act.name != siluFunc.name {
+		return false
+	}
+	phi32, ok := any(sh.phi).([]float32)
+	if !ok {
+		return false
+	}
+	dm, qd := k.dm, k.qdim()
+	for c, ch := range t.chosen {
+		t.e[c], t.s[c] = int32(ch.e), float32(ch.s)
+		hh := c / k.topk
+		for p, kk := range [2]int{ch.ix, ch.iy} {
+			t.off[4*c+2*p] = int32((p*k.heads + hh) * k.half)
+			t.off[4*c+2*p+1] = int32(((hh*k.nk+kk)*2 + p) * k.half)
+		}
+	}
+	b := cdmoeTokenBufs{phi: phi32[n*dm : (n+1)*dm], Edown: any(Edown).([]float32), Eup: any(Eup).([]float32), e: t.e, s: t.s}
+	if g == nil {
+		b.y = any(y).([]float32)[n*dm:]
+		return cdmoeExpertsC(b)
+	}
+	b.g, b.dphi = any(g).([]float32)[n*dm:], any(dphi).([]float32)[n*dm:]
+	b.dEdown, b.dEup, b.dkeys = any(acc.dEdown).([]float32), any(acc.dEup).([]float32), any(acc.dkeys).([]float32)
+	b.q, b.dq = any(sh.q).([]float32)[n*qd:(n+1)*qd], any(dq).([]float32)[n*qd:(n+1)*qd]
+	b.keys, b.off, b.half = any(keys).([]float32), t.off, k.half
+	return cdmoeExpertsC(b)
 }
 
 // cdmoeExpertsForward is step 3 for one token and head: y += act((φ·Edown[e]) s) Eup[e]
@@ -304,13 +364,19 @@ func (acc cdmoeGrads[T]) expertsBackward(k cdmoeKernel, n, hh int, sh cdmoeAct[T
 		// z = (φ·Edown[e]) * s
 		axpy(T(dz*c.s), ph, acc.dEdown[c.e*dm:])
 		axpy(T(dz*c.s), ed, dphi[n*dm:])
-		ds := T(dz * dp)
-		// s = sim_0[ix] + sim_1[iy]; sim_p[kk] = q_p · keys[hh,kk,p]
-		for p, kk := range [2]int{c.ix, c.iy} {
-			qo, ko := (p*k.heads+hh)*k.half, ((hh*k.nk+kk)*2+p)*k.half
-			axpy(ds, keys[ko:ko+k.half], dq[n*qd+qo:])
-			axpy(ds, qn[qo:qo+k.half], acc.dkeys[ko:])
-		}
+		acc.keyBackward(k, n, hh, c, T(dz*dp), qn, keys, dq)
+	}
+}
+
+// keyBackward adds the gradient ds of a chosen expert's score to the
+// query halves and keys it came from: s = sim_0[ix] + sim_1[iy],
+// sim_p[kk] = q_p · keys[hh,kk,p].
+func (acc cdmoeGrads[T]) keyBackward(k cdmoeKernel, n, hh int, c expertChoice, ds T, qn, keys, dq []T) {
+	qd := k.qdim()
+	for p, kk := range [2]int{c.ix, c.iy} {
+		qo, ko := (p*k.heads+hh)*k.half, ((hh*k.nk+kk)*2+p)*k.half
+		axpy(ds, keys[ko:ko+k.half], dq[n*qd+qo:])
+		axpy(ds, qn[qo:qo+k.half], acc.dkeys[ko:])
 	}
 }
 
