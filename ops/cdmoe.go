@@ -65,7 +65,8 @@ func CDMoE(in CDMoEInputs, cfg CDMoEConfig) (*G.Node, error) {
 	if xs.Dims() != 3 || ks.Dims() != 4 || es.Dims() != 2 || in.Wup.Shape().Dims() != 2 {
 		return nil, errors.Errorf("cdmoe: want x [b,t,dm], keys [heads,nk,2,dret/2], Edown [n_experts,dm]; got %v, %v, %v", xs, ks, es)
 	}
-	k := cdmoeKernel{b: xs[0], t: xs[1], dm: xs[2], dff: in.Wup.Shape()[1], heads: cfg.Heads, nk: ks[1], half: ks[3], topk: cfg.K, act: act}
+	k := cdmoeKernel{b: xs[0], t: xs[1], dm: xs[2], dff: in.Wup.Shape()[1], heads: cfg.Heads, nk: ks[1], half: ks[3], topk: cfg.K, act: act,
+		saved: &cdmoeSaved{}}
 	if cfg.Heads < 1 || ks[0] != cfg.Heads || ks[2] != 2 {
 		return nil, errors.Errorf("cdmoe: keys %v must be [heads=%d, nk, 2, dret/2]", ks, cfg.Heads)
 	}
@@ -93,6 +94,41 @@ type cdmoeKernel struct {
 	b, t, dm, dff         int
 	heads, nk, half, topk int
 	act                   unaryFunc
+	// saved is shared by the op and its gradient op: what the forward
+	// computed that the backward needs again (not an attribute: no hash).
+	saved *cdmoeSaved
+}
+
+// cdmoeSaved is what a CDMoE forward keeps for its backward in the same
+// run: the shared MLP's activations and queries, and every token's chosen
+// experts (retrieval is the costliest part of the op after the products).
+// The backward uses them when the forward that saved them ran on the same
+// input buffer and they were not used yet; otherwise it computes them
+// again. A graph is never run by two machines at once (see reusedBuffer),
+// so no lock is needed.
+type cdmoeSaved struct {
+	act    any // cdmoeAct[float32] or cdmoeAct[float64]
+	chosen []expertChoice
+	x      any // the input x the forward ran on (its slice, compared by address)
+	fresh  bool
+}
+
+// release drops the saved activations (back to the pools).
+func (sv *cdmoeSaved) release() {
+	switch a := sv.act.(type) {
+	case cdmoeAct[float32]:
+		a.release()
+	case cdmoeAct[float64]:
+		a.release()
+	}
+	sv.act, sv.x, sv.fresh = nil, nil, false
+}
+
+// releaseSaved is called by ReleaseBuffers.
+func (k cdmoeKernel) releaseSaved() {
+	if k.saved != nil {
+		k.saved.release()
+	}
 }
 
 func (k cdmoeKernel) name() string { return "cdmoe" }
@@ -175,8 +211,7 @@ func retrieve[T floats](k cdmoeKernel, sim []T, idx [2][]int, sums []T, pick []i
 func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 	x, Wup, Wdown, Wq, keys, Edown, Eup := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
 	N, dm, qd := k.b*k.t, k.dm, k.qdim()
-	sh := cdmoeShared(k, x, Wup, Wdown, Wq)
-	defer sh.release()
+	sh, chosen := cdmoeForwardState(k, x, Wup, Wdown, Wq, keys, g != nil)
 	var dphi, dq []T
 	if g != nil {
 		dphi, dq = scratch[T](len(g)), scratch[T](N*qd)
@@ -185,8 +220,7 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		defer releaseScratch(dq)
 	}
 	parts := make([]cdmoeGrads[T], workerCount(N))
-	sims := keySims(k, sh.q, keys, N)
-	defer releaseScratch(sims)
+	nc := k.heads * k.topk
 	parallelRanges(N, func(w, lo, hi int) {
 		t := newCDMoEToken[T](k)
 		if g != nil {
@@ -196,10 +230,7 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 			if y != nil {
 				copy(y[n*dm:(n+1)*dm], sh.phi[n*dm:(n+1)*dm])
 			}
-			// 2. product-key retrieval of every head's experts
-			for hh := 0; hh < k.heads; hh++ {
-				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], t.idx, t.sums, t.pick, t.chosen[hh*k.topk:(hh+1)*k.topk])
-			}
+			t.chosen = chosen[n*nc : (n+1)*nc]
 			if t.expertsC(k, n, y, g, sh, Edown, Eup, keys, &parts[w], dphi, dq) {
 				continue
 			}
@@ -225,6 +256,48 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		releaseScratch(p.dkeys)
 	}
 	cdmoeSharedBackward(k, sh, x, Wup, Wdown, Wq, dphi, dq, d)
+}
+
+// cdmoeForwardState is steps 1–2 for every token: the shared MLP's
+// activations and the chosen experts (heads·top_k per token). The forward
+// computes them and saves them for its backward; the backward takes them
+// from the save when it is fresh and for the same input, and otherwise
+// computes them (and drops them when it is done).
+func cdmoeForwardState[T floats](k cdmoeKernel, x, Wup, Wdown, Wq, keys []T, backward bool) (cdmoeAct[T], []expertChoice) {
+	sv := k.saved
+	if backward && sv.fresh && sameSlice(sv.x, x) {
+		if a, ok := sv.act.(cdmoeAct[T]); ok {
+			sv.fresh = false
+			return a, sv.chosen
+		}
+	}
+	N, nc := k.b*k.t, k.heads*k.topk
+	sh := cdmoeShared(k, x, Wup, Wdown, Wq)
+	sims := keySims(k, sh.q, keys, N)
+	defer releaseScratch(sims)
+	sv.release()
+	if cap(sv.chosen) < N*nc {
+		sv.chosen = make([]expertChoice, N*nc)
+	}
+	chosen := sv.chosen[:N*nc]
+	parallelRanges(N, func(_, lo, hi int) {
+		t := newCDMoEToken[T](k)
+		for n := lo; n < hi; n++ {
+			// 2. product-key retrieval of every head's experts
+			for hh := 0; hh < k.heads; hh++ {
+				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], t.idx, t.sums, t.pick, chosen[n*nc+hh*k.topk:n*nc+(hh+1)*k.topk])
+			}
+		}
+	})
+	sv.act, sv.x, sv.fresh = sh, x, !backward
+	return sh, chosen
+}
+
+// sameSlice says whether a (a []float32 or []float64 in an any) is the
+// slice b: same first element and length.
+func sameSlice[T floats](a any, b []T) bool {
+	s, ok := a.([]T)
+	return ok && len(s) == len(b) && len(s) > 0 && &s[0] == &b[0]
 }
 
 // cdmoeAct are the cross-domain MLP's activations and the queries of all

@@ -65,6 +65,10 @@ func overwritesGradients(k kernel) bool {
 	return ok && w.writesWholeGradients()
 }
 
+// savedReleaser is a kernel whose forward keeps state for its backward (CDMoE's
+// activations and retrieval), which ReleaseBuffers drops too.
+type savedReleaser interface{ releaseSaved() }
+
 // ReleaseBuffers drops the output buffers the fused ops of g keep between
 // runs (see reusedBuffer), so that a graph run only now and then (the
 // trainer's validation pass) does not hold its activations between runs.
@@ -75,6 +79,9 @@ func ReleaseBuffers(g *G.ExprGraph) {
 		switch op := n.Op().(type) {
 		case fusedOp:
 			op.out.buf = nil
+			if r, ok := op.k.(savedReleaser); ok {
+				r.releaseSaved()
+			}
 		case fusedDiffOp:
 			op.packed.buf = nil
 		}
