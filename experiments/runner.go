@@ -270,11 +270,12 @@ func (sw *sweep) preflight() error {
 		if err != nil {
 			return err
 		}
+		if !ok {
+			continue // the search has not chosen yet: its seeds' folders are not known
+		}
 		for _, s := range sw.seeds {
-			if ok {
-				if err := check(a, c.Chosen, s); err != nil {
-					return err
-				}
+			if err := check(a, c.Chosen, s); err != nil {
+				return err
 			}
 		}
 	}
@@ -358,7 +359,7 @@ func (sw *sweep) run(a Arm, lr float64, s int, what string, resume bool) (train.
 			what += fmt.Sprintf(" (lr %g)", lr)
 		}
 	}
-	fmt.Fprintf(sw.log, "%s %s (%s)\n", sw.prefix, what, a.Task)
+	fmt.Fprintf(sw.log, "%s %s (%s)\n", sw.prefix, what, a.Task.Name())
 	rss.ResetPeak()
 	t0 := time.Now()
 	res, err := runJob(j, sw.data, resume, sw.log, sw.r.Stop)
