@@ -15,7 +15,7 @@ import (
 // result; an arm's learning-rate search; the tables and plots).
 var exported = map[string]bool{
 	"config.json": true, "metrics.jsonl": true, "result.json": true, "tokenizer.json": true,
-	LRChoiceFile: true, divergedFile: true,
+	LRChoiceFile: true, divergedFile: true, FailedFile: true,
 	"table.md": true, "table.csv": true, "seeds.csv": true,
 }
 

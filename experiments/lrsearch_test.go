@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
@@ -136,5 +137,29 @@ func TestParseLRGrid(t *testing.T) {
 		if _, err := ParseLRGrid(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// A run's failure is recorded in its folder and cleared by a later
+// success; a graceful stop records nothing; a folder never made gets none.
+func TestMarkFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FailedFile)
+	markFailure(dir, os.ErrPermission)
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "permission denied") {
+		t.Fatalf("failure not recorded: %q %v", b, err)
+	}
+	markFailure(dir, nil)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a success left %s", FailedFile)
+	}
+	markFailure(dir, &train.StoppedError{Dir: dir, Step: 3})
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a graceful stop was recorded as a failure")
+	}
+	missing := filepath.Join(dir, "never")
+	markFailure(missing, os.ErrPermission)
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("a failure made the folder of a run that never started")
 	}
 }

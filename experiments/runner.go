@@ -13,6 +13,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
+	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/rss"
 )
 
@@ -367,7 +368,29 @@ func (sw *sweep) run(a Arm, lr float64, s int, what string, resume bool) (train.
 	if err == nil {
 		fmt.Fprintf(sw.log, "%s %s done in %s: %s\n", sw.prefix, what, time.Since(t0).Round(time.Second), summary(res))
 	}
+	markFailure(j.dir, err)
 	return res, err
+}
+
+// FailedFile in a run folder holds the error that ended the run's last
+// attempt; a later attempt that finishes removes it. A graceful stop is not
+// a failure.
+const FailedFile = "failed.txt"
+
+// markFailure records err in dir (when the run's folder exists), or clears
+// an earlier record when err is nil.
+func markFailure(dir string, err error) {
+	path := filepath.Join(dir, FailedFile)
+	var stopped *train.StoppedError
+	switch {
+	case err == nil:
+		os.Remove(path)
+	case errors.As(err, &stopped):
+	default:
+		if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+			_ = atomicfile.WriteBytes(path, []byte(err.Error()+"\n"))
+		}
+	}
 }
 
 // selectArms keeps the arms named in only (all when empty).

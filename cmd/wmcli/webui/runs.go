@@ -20,7 +20,8 @@ import (
 const (
 	StatusDone     = "done"
 	StatusRunning  = "running"
-	StatusStopped  = "stopped" // unfinished and not running: failed, killed or waiting for --resume
+	StatusStopped  = "stopped" // unfinished and not running: killed, or waiting for --resume
+	StatusFailed   = "failed"  // its last attempt ended with an error (Note says which)
 	StatusDiverged = "diverged"
 )
 
@@ -237,6 +238,9 @@ func scanRun(fsys fs.FS, dir string, now time.Time) (Run, bool) {
 			}
 			return r, true
 		}
+	}
+	if b, err := fs.ReadFile(fsys, path.Join(dir, experiments.FailedFile)); err == nil {
+		r.Status, r.Note = StatusFailed, strings.TrimSpace(string(b))
 	}
 	if running(fsys, dir, r.Updated, now) {
 		r.Status = StatusRunning

@@ -65,6 +65,10 @@ func fixture(t *testing.T) (root, secret string) {
 	writeFile(t, root, run+"/config.json", cfg)
 	writeFile(t, root, run+"/metrics.jsonl", metricsLines(1, 12)+`{"step":13,"loss":0.4,"c`)
 	writeFile(t, root, run+"/run.lock", fmt.Sprintf("pid %d on %s since now\n", os.Getpid(), host))
+	failed := "table3/tiny/cdmoe/seed-1"
+	writeFile(t, root, failed+"/config.json", cfg)
+	writeFile(t, root, failed+"/metrics.jsonl", metricsLines(1, 5))
+	writeFile(t, root, failed+"/failed.txt", "step 6: the loss is NaN\n")
 	writeFile(t, root, "table3/tiny/table.md", "# table3\n\n| arm | ppl |\n| --- | --- |\n| moe | 3.7 <script>alert(1)</script> |\n\n![curves](plots/val.png)\n")
 	writeFile(t, root, "table3/tiny/plots/val.png", "\x89PNG fake")
 	writeFile(t, root, "findings.md", "# Findings\n\n> **Control failed**\n\n- a [link](javascript:alert(1)) and `code <b>`\n")
@@ -126,6 +130,7 @@ func TestAPIRuns(t *testing.T) {
 		"table3/tiny/moe-sei/lr-0.001/seed-0": {StatusDone, 40, true},
 		"table3/tiny/moe-sei/lr-0.01/seed-0":  {StatusDiverged, 2, true},
 		"table3/tiny/moe-sei/lr-0.001/seed-1": {StatusRunning, 12, false},
+		"table3/tiny/cdmoe/seed-1":            {StatusFailed, 5, false},
 	} {
 		r, ok := runs[id]
 		if !ok || r.Status != want.status || r.Step != want.step || r.Search != want.search {
@@ -134,6 +139,9 @@ func TestAPIRuns(t *testing.T) {
 	}
 	if r := runs["table3/tiny/moe-sei/lr-0.001/seed-1"]; r.ETASeconds <= 0 || r.Steps != 40 {
 		t.Errorf("running run: ETA %v of %d steps", r.ETASeconds, r.Steps)
+	}
+	if r := runs["table3/tiny/cdmoe/seed-1"]; r.Note != "step 6: the loss is NaN" {
+		t.Errorf("failed run's note %q", r.Note)
 	}
 	if r := runs["table3/tiny/moe/seed-0"]; r.TestPPL != 3.7 {
 		t.Errorf("done run: test ppl %v", r.TestPPL)

@@ -122,7 +122,7 @@ function renderTable(exp) {
     if (on) swatch.style.color = colourOf(r.id);
     const progress = r.steps ? r.step + " / " + r.steps : String(r.step || "—");
     body.append(el("tr", { "data-run": r.id, "data-status": r.status },
-      el("td", {}, swatch), el("td", {}, runLabel(a, r)), el("td", {}, el("span", { class: "badge " + r.status }, r.status)),
+      el("td", {}, swatch), el("td", {}, runLabel(a, r)), el("td", {}, el("span", { class: "badge " + r.status, title: r.note || "" }, r.status)),
       el("td", {}, progress), el("td", {}, fmt(r.tokens_per_s, 0)), el("td", {}, r.status === "running" ? fmtETA(r.eta_s) : "—"),
       el("td", {}, fmt(r.loss, 4)), el("td", {}, fmt(r.val_ppl, 3)), el("td", {}, fmt(r.test_ppl, 3)),
       el("td", {}, r.accuracy === undefined ? "—" : Number(r.accuracy).toFixed(3))));
