@@ -56,15 +56,6 @@ func apply(k kernel, inputs ...*G.Node) (*G.Node, error) {
 	return out, errors.Wrapf(err, "%s", k.name())
 }
 
-// nodeShapes returns the shapes of nodes, cloned.
-func nodeShapes(ns ...*G.Node) []tensor.Shape {
-	s := make([]tensor.Shape, len(ns))
-	for i, n := range ns {
-		s[i] = n.Shape().Clone()
-	}
-	return s
-}
-
 // typeOf is the Gorgonia type of a value of the given shape: a scalar is the
 // dtype variable itself, anything else a tensor of that rank.
 func typeOf(s tensor.Shape, a hm.TypeVariable) hm.Type {

@@ -11,13 +11,12 @@ import (
 // progress draws a bar with rate and ETA on a terminal, or writes a plain
 // line about twenty times a run otherwise.
 type progress struct {
-	w        io.Writer
-	tty      bool
-	total    int
-	start    int
-	began    time.Time
-	every    int
-	finished bool
+	w     io.Writer
+	tty   bool
+	total int
+	start int
+	began time.Time
+	every int
 }
 
 func newProgress(w io.Writer, total, start int) *progress {
