@@ -36,7 +36,7 @@ func ExampleRegister() {
 		},
 		Columns: []experiments.Column{
 			{Title: "params", Key: "params"},
-			{Title: "val ppl", Key: "val_ppl", Digits: 2},
+			{Title: "test ppl", Key: "test_ppl", Digits: 2},
 		},
 		Plots: []experiments.Plot{
 			{Kind: experiments.PlotCurves, File: "val_ppl_vs_step", Title: "validation perplexity", XLabel: "step", YLabel: "ppl", LogY: true},
