@@ -2,6 +2,7 @@ package experiments_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments"
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 )
 
 func TestLookupAndPresetErrors(t *testing.T) {
@@ -231,5 +234,55 @@ func TestCacheNested(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a nested Get deadlocked")
+	}
+}
+
+// The language-model task on a corpus of one's own with a trained BPE: the
+// corpus is held out three ways, the tokenizer is saved in the run's
+// folder, and the run reports a test perplexity; a model vocabulary smaller
+// than the tokenizer's is refused before any work.
+func TestLMTaskOwnCorpusAndBPE(t *testing.T) {
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&text, "line %d: the quick brown fox jumps over the lazy dog %d times.\n", i, i%7)
+	}
+	corpus := filepath.Join(dir, "corpus.txt")
+	if err := os.WriteFile(corpus, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := experiments.LMTask{Corpus: corpus, BPE: 300}
+	arm := func(vocab int) experiments.Arm {
+		return experiments.Arm{Name: "a", Task: task,
+			Model: graph.Config{Pattern: "SM", Vocab: vocab, DModel: 16, Heads: 2},
+			Train: train.Config{Steps: 10, Batch: 2, SeqLen: 32, LR: 3e-3, EvalEvery: 5}}
+	}
+	def := &experiments.Definition{Name: "lm-own-corpus", Version: 1, Title: "t", Reference: "r",
+		Arms:    func(string) ([]experiments.Arm, error) { return []experiments.Arm{arm(300)}, nil },
+		Columns: []experiments.Column{{Title: "test ppl", Key: "test_ppl", Digits: 2}}}
+	if err := def.Check(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results")
+	if _, err := (experiments.Runner{Out: out, Preset: experiments.Tiny}).Run(def); err != nil {
+		t.Fatal(err)
+	}
+	runDir := experiments.SeedDir(out, def.Name, experiments.Tiny, "a", 0)
+	res, err := train.ReadResult(runDir)
+	if err != nil || !(res.TestPPL > 1) || !(res.ValPPL > 1) {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(runDir, "config.json"))
+	if !strings.Contains(string(cfg), `"data": "`+corpus+`/bpe:300"`) {
+		t.Errorf("config.json does not name the corpus and tokenizer:\n%s", cfg)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, data.TokenizerFile)); err != nil {
+		t.Errorf("the trained tokenizer was not saved: %v", err)
+	}
+	small := *def
+	small.Name = "lm-own-corpus-small-vocab"
+	small.Arms = func(string) ([]experiments.Arm, error) { return []experiments.Arm{arm(data.ByteVocab)}, nil }
+	if _, err := small.Expand(experiments.Tiny); err == nil || !strings.Contains(err.Error(), "smaller than") {
+		t.Errorf("a vocabulary below the BPE's: %v", err)
 	}
 }
