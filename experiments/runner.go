@@ -43,6 +43,11 @@ type Runner struct {
 	// gets when the sd of the definition's primary measure over its first
 	// seeds exceeds NoisyCV of the mean.
 	NoisySeeds int
+	// Shards, when above 1, splits every training arm's batches over that
+	// many graphs run at once (train.Config.Shards): faster on several
+	// cores, the same results to rounding, and recorded in each run's
+	// config, so a run started without it does not resume with it.
+	Shards int
 	// Stop, when closed, ends the sweep after the training step in
 	// progress: that arm is checkpointed, no further arm starts, the report
 	// is written, and Run returns the arm's *train.StoppedError (a resume
@@ -233,6 +238,9 @@ func (sw *sweep) jobAt(a Arm, lr float64, s int) (job, error) {
 	if lr > 0 {
 		a.Train.LR = lr
 		dir = LRSeedDir(sw.r.Out, sw.def.Name, sw.r.Preset, a.Name, lr, s)
+	}
+	if sw.r.Shards > 1 && a.trains() {
+		a.Train.Shards = sw.r.Shards
 	}
 	cfg, err := armConfig(a, s)
 	if err != nil {

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -89,9 +90,13 @@ func (b *Builder) ParamNodes() (Params, []*G.Node) {
 	return append(Params(nil), b.order...), ns
 }
 
-// Input makes a named input node of the graph's dtype holding data (float64,
-// converted), e.g. token ids stored as floats.
+// Input makes a named input node of the graph's dtype holding a copy of data
+// (float64, converted), e.g. token ids stored as floats. Two inputs made
+// from one slice do not share their values.
 func (b *Builder) Input(name string, data []float64, shape ...int) *G.Node {
+	if b.Dtype == tensor.Float64 {
+		data = slices.Clone(data)
+	}
 	v := denseOf(b.Dtype, data, tensor.Shape(shape))
 	return G.NewTensor(b.G, b.Dtype, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(v))
 }

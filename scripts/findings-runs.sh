@@ -17,11 +17,15 @@
 # Wall times measured on this machine are in docs/findings.md's notes and
 # the README; the plan in stream order:
 #   stream 1: mqar small (6 arms), table3 small (4), table2 small (6),
-#             table1 medium, four of the SSD rows
-#   stream 2: extrapolation small (4), table1 small (17), ssdlong small (6),
-#             table1 medium, the other two SSD rows
+#             table1 small's IFA rows (7), table1 medium, four SSD rows
+#   stream 2: extrapolation small (4), table1 small's QCAtn, SSD and
+#             SSD+QCAtn rows (10), ssdlong small (6), table1 medium, the
+#             other two SSD rows
+# table1 medium searches the rates around small's choices (3e-3, 1e-2; an
+# edge choice extends the grid by a factor of 3.33, as at small).
 # Measured here (2 cores, OpenBLAS build, the two streams side by side):
-# mqar 51 min, extrapolation 72 min (CoCA's 16x evaluation dominates).
+# mqar 51 min, extrapolation 72 min (CoCA's 16x evaluation dominates),
+# table3 13 min, table2 34 min.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results}
@@ -43,21 +47,26 @@ run() { # NAME PRESET [more flags]
 	echo "$(date -u +%FT%TZ) end $name $preset (exit $?)"
 }
 
+# table1 at small in two halves (the IFA rows cost more per step).
+small1=ssd-ifa.conv1d-D,ssd-ifa.a_t,ssd-ifa.rope,ssd-ifa-dm.conv1d-D,ssd-ifa-dm.a_t,ssd-ifa-dm.rope,ssd-ifa-doge.rope
+small2=qcatn.rope,ssd.conv1d-D,ssd.a_t,ssd.rope,ssd.d-only,ssd.conv-only,ssd.rope-only,ssd-qcatn.conv1d-D,ssd-qcatn.a_t,ssd-qcatn.rope
 # table1's SSD rows at medium, split so that the streams end together.
 medium1=ssd.conv1d-D,ssd.a_t,ssd.rope,ssd.d-only
 medium2=ssd.conv-only,ssd.rope-only
+mediumgrid=0.003,0.01
 
 (
 	run mqar small
 	run table3 small
 	run table2 small
-	run table1 medium --arms "$medium1"
+	run table1 small --arms "$small1"
+	run table1 medium --arms "$medium1" --lr-grid "$mediumgrid"
 ) >>"$out/logs/stream1.log" 2>&1 &
 (
 	run extrapolation small
-	run table1 small
+	run table1 small --arms "$small2"
 	run ssdlong small
-	run table1 medium --arms "$medium2"
+	run table1 medium --arms "$medium2" --lr-grid "$mediumgrid"
 ) >>"$out/logs/stream2.log" 2>&1 &
 wait
 

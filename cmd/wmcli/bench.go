@@ -78,7 +78,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	pattern := fs.String("pattern", "", "")
 	d, t, b := fs.Int("d-model", 64, ""), fs.Int("seq-len", 256, ""), fs.Int("batch", 8, "")
-	experts, reps := fs.Int("experts", 1024, ""), fs.Int("reps", 3, "")
+	experts, reps, shards := fs.Int("experts", 1024, ""), fs.Int("reps", 3, ""), fs.Int("shards", 1, "")
 	gemmRate := fs.Bool("gemm-rate", false, "")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -89,7 +89,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cfg := benchConfig(*pattern, *d, *t, *experts)
-	tp, err := train.MeasureThroughput(cfg, *b, *t, *reps, 1)
+	tp, err := train.MeasureThroughputShards(cfg, *b, *t, *reps, *shards, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 		return 1
@@ -124,7 +124,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	defer cleanup()
 	var b strings.Builder
-	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
+	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | wm shards | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	fmt.Fprint(stdout, b.String())
 	rows, err := cfg.measure(self, peerScript, &b, stdout, stderr)
@@ -136,7 +136,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), cfg.reps)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
@@ -264,11 +264,11 @@ func (cfg benchSettings) measure(self, peerScript string, b *strings.Builder, st
 func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p int, stderr io.Writer) (benchRow, error) {
 	args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(cfg.experts), "--reps", fmt.Sprint(cfg.reps)}
 	fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d …\n", pat, z.D, z.T, z.B, p)
-	wm, err := measureChild(append([]string{self, "bench-one"}, args...), "GOMAXPROCS="+fmt.Sprint(p))
+	wm, shards, err := measureWM(self, args, z.B, p)
 	if err != nil {
 		return benchRow{}, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
 	}
-	row := benchRow{Pattern: pat, Size: z, Threads: p, WM: wm, PeerLayout: "—"}
+	row := benchRow{Pattern: pat, Size: z, Threads: p, WM: wm, WMShards: shards, PeerLayout: "—"}
 	if peerScript == "" {
 		return row, nil
 	}
@@ -284,8 +284,34 @@ func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p
 // markdown is the row of the table.
 func (r benchRow) markdown() string {
 	wm, pr, z := r.WM, r.Peer, r.Size
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Pattern, z.D, z.T, z.B, r.Threads, r.PeerLayout,
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Pattern, z.D, z.T, z.B, r.Threads, r.WMShards, r.PeerLayout,
 		wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
+}
+
+// measureWM runs wm on p cores with the batch as one graph and, when p > 1
+// divides the batch, split over p graphs at once (train.Config.Shards), the
+// counterpart of the peer's thread layouts. It returns the best training
+// and the best evaluation figure, the peak RSS of the run with the best
+// training, and that run's shard count.
+func measureWM(self string, args []string, batch, p int) (benchResult, int, error) {
+	layouts := []int{1}
+	if p > 1 && batch%p == 0 {
+		layouts = append(layouts, p)
+	}
+	var best benchResult
+	bestShards := 0
+	for _, n := range layouts {
+		r, err := measureChild(append([]string{self, "bench-one", "--shards", fmt.Sprint(n)}, args...), "GOMAXPROCS="+fmt.Sprint(p))
+		if err != nil {
+			return best, 0, errors.Wrapf(err, "%d shards", n)
+		}
+		eval := max(best.Eval, r.Eval)
+		if r.Train > best.Train {
+			best, bestShards = r, n
+		}
+		best.Eval = eval
+	}
+	return best, bestShards, nil
 }
 
 // measurePeer runs the PyTorch peer on p cores in each thread layout that

@@ -13,6 +13,9 @@ type benchRow struct {
 	Threads  int
 	WM, Peer benchResult
 	GemmRate float64 // GFLOP/s
+	// WMShards is the number of graphs a batch was split over in wm's best
+	// training figure (1: one graph).
+	WMShards int
 	// PeerLayout is the peer's thread layout of its best training figure
 	// ("2×1"), "—" without a peer.
 	PeerLayout string
@@ -31,7 +34,8 @@ func (r benchRow) ceiling(gflop float64) float64 {
 	return float64(r.Size.T*r.Size.B) * r.GemmRate / gflop
 }
 
-// Issue 11's targets.
+// The performance targets: speed against the peer, and SSD's speed at a
+// long context against a short one.
 const (
 	speedTarget    = 2.0 // wm tokens/s ÷ peer's, training and evaluation
 	longSeqTarget  = 0.8 // SSD stacks: tokens/s at the longest ÷ at the shortest context

@@ -59,9 +59,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 		seed   = fs.Int("seed", -1, "run only this seed (one task of a sweep; --seeds is then ignored)")
 		lrGrid = fs.String("lr-grid", "", "learning rates each arm searches (seed 0), e.g. 1e-3,3e-3,1e-2; the seeds run at the best on validation; \"none\" trains at the arms' own rates (default: the experiment's grid at the preset, if any)")
 		noisy  = fs.Int("noisy-seeds", 0, "give an arm this many seeds in all when the sd of its reported measure over --seeds exceeds 3% of the mean")
+		shards = fs.Int("shards", 0, "split each training batch over this many graphs run at once (data parallelism on several cores; same results to rounding; must divide the arms' batch)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--lr-grid A,B,C|none] [--noisy-seeds N] [--resume]")
+		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--lr-grid A,B,C|none] [--noisy-seeds N] [--shards N] [--resume]")
 		fs.PrintDefaults()
 	}
 	name, code, ok := parseNamed(fs, args, stderr)
@@ -82,7 +83,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(2, errors.New("--out is required"))
 	}
-	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy}
+	if *shards < 0 {
+		return fail(2, errors.Errorf("--shards: must be >= 0, got %d", *shards))
+	}
+	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy, Shards: *shards}
 	if r.LRGrid, r.NoLRSearch, err = parseLRGridFlag(*lrGrid); err != nil {
 		return fail(2, err)
 	}

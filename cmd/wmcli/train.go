@@ -61,6 +61,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 type trainFlags struct {
 	corpus, out, tokenizer                     *string
 	steps, batch, seqLen, evalEvery, ckptEvery *int
+	shards                                     *int
 	seed                                       *int64
 	lr                                         *float64
 	resume                                     *bool
@@ -78,6 +79,7 @@ func newTrainFlags(fs *flag.FlagSet) trainFlags {
 		evalEvery: fs.Int("eval-every", 0, "steps between validation perplexities (0: ten per run)"),
 		ckptEvery: fs.Int("ckpt-every", 0, "steps between checkpoints (0: five per run)"),
 		resume:    fs.Bool("resume", false, "continue the run in --out from its last checkpoint"),
+		shards:    fs.Int("shards", 0, "split each batch over this many graphs run at once (data parallelism on several cores; must divide --batch)"),
 		tokenizer: fs.String("tokenizer", "byte", "byte, or bpe:N to train a byte-level BPE of N tokens on the training text (saved as tokenizer.json)"),
 	}
 }
@@ -122,7 +124,7 @@ func (f trainFlags) prepare(fs *flag.FlagSet, config func() (graph.Config, error
 
 // config is the training config the flags give, defaults filled in.
 func (f trainFlags) config() train.Config {
-	return train.Config{Steps: *f.steps, Batch: *f.batch, SeqLen: *f.seqLen, LR: *f.lr, Seed: *f.seed, EvalEvery: *f.evalEvery, CkptEvery: *f.ckptEvery}.Resolved()
+	return train.Config{Steps: *f.steps, Batch: *f.batch, SeqLen: *f.seqLen, LR: *f.lr, Seed: *f.seed, EvalEvery: *f.evalEvery, CkptEvery: *f.ckptEvery, Shards: *f.shards}.Resolved()
 }
 
 // trainData is wm train's data: the corpus's two splits packed into

@@ -32,6 +32,11 @@ type Config struct {
 	// evaluations at that many batches of each split (a smoke test's
 	// shortcut); 0, the default, evaluates the whole splits.
 	FinalEvalBatches int `json:"final_eval_batches,omitempty"`
+	// Shards splits each batch row-wise over that many graphs run at once
+	// (data parallelism on one machine, see shards.go); 0 or 1 runs the
+	// batch as one graph. It must divide Batch. Results agree across shard
+	// counts to rounding, and to the bit for one count.
+	Shards int `json:"shards,omitempty"`
 	// CkptEvery steps a checkpoint is written (default: 5 times a run), and
 	// always after the last step.
 	CkptEvery int `json:"ckpt_every"`
@@ -81,6 +86,8 @@ func (c Config) Validate() error {
 		return errors.Errorf("train.weight_decay: must be >= 0, got %v", c.WeightDecay)
 	case !(c.ClipNorm > 0):
 		return errors.Errorf("train.clip_norm: must be > 0, got %v", c.ClipNorm)
+	case c.Shards < 0 || (c.Shards > 1 && c.Batch%c.Shards != 0):
+		return errors.Errorf("train.shards: must be >= 0 and divide train.batch (%d), got %d", c.Batch, c.Shards)
 	case c.FinalEvalBatches < 0:
 		return errors.Errorf("train.final_eval_batches: must be >= 0, got %d", c.FinalEvalBatches)
 	case c.EvalEvery < 1 || c.EvalBatches < 1 || c.CkptEvery < 1:
@@ -88,3 +95,6 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// shards is the number of graphs a batch is split over (at least 1).
+func (c Config) shards() int { return max(1, c.Shards) }

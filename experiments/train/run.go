@@ -18,7 +18,6 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
 	"github.com/wonderful-matrices/wonderful-matrices-go/internal/rss"
-	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // Files of a run folder.
@@ -413,16 +412,15 @@ type stepper struct {
 	tc         Config
 	prog, eval *program
 	batcher    *data.Batcher
-	grads      []any
 	tokens     float64
 }
 
 func (r *Run) newStepper(m *graph.Model, opt *AdamW, tc Config) (*stepper, error) {
-	prog, err := compile(m, tc.Batch, tc.SeqLen, true)
+	prog, err := compileShards(m, tc.Batch, tc.SeqLen, true, tc.shards())
 	if err != nil {
 		return nil, err
 	}
-	eval, err := compile(m, tc.Batch, tc.SeqLen, false)
+	eval, err := compileShards(m, tc.Batch, tc.SeqLen, false, tc.shards())
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +429,7 @@ func (r *Run) newStepper(m *graph.Model, opt *AdamW, tc Config) (*stepper, error
 		return nil, err
 	}
 	return &stepper{m: m, opt: opt, tc: tc, prog: prog, eval: eval, batcher: batcher,
-		grads: make([]any, len(prog.params)), tokens: float64(tc.Batch * tc.SeqLen)}, nil
+		tokens: float64(tc.Batch * tc.SeqLen)}, nil
 }
 
 // step runs one optimiser step: forward and backward, a check that the loss
@@ -443,10 +441,8 @@ func (s *stepper) step(step int) (Metrics, error) {
 	if err != nil {
 		return Metrics{}, errors.Wrapf(err, "step %d", step)
 	}
-	for i, g := range s.prog.grads {
-		s.grads[i] = g.Value().Data()
-	}
-	norm, bad := gradNorm(s.grads, s.prog.params)
+	grads := s.prog.gradients()
+	norm, bad := gradNorm(grads, s.prog.params)
 	if !finite(loss) || bad != "" {
 		return Metrics{}, &DivergedError{Step: step, Loss: loss, Param: bad}
 	}
@@ -455,7 +451,7 @@ func (s *stepper) step(step int) (Metrics, error) {
 		scale = s.tc.ClipNorm / norm
 	}
 	lr := LR(step-1, s.tc.Steps, s.tc.LR, s.tc.WarmupFrac, s.tc.MinLRFrac)
-	s.opt.Update(s.prog.params, s.grads, scale, lr)
+	s.opt.Update(s.prog.params, grads, scale, lr)
 	s.prog.reset()
 	return Metrics{Step: step, Loss: loss, CE: ce, PPL: math.Exp(ce), LR: lr, GradNorm: norm,
 		TokensPerS: s.tokens / time.Since(t0).Seconds()}, nil
@@ -567,7 +563,7 @@ func evaluate(p *program, valid data.Dataset, tc Config) (float64, error) {
 	}
 	// The validation program runs every eval_every steps; its activations
 	// need not stay allocated beside the training program's in between.
-	ops.ReleaseBuffers(p.graph)
+	p.release()
 	return sum / float64(tc.EvalBatches), nil
 }
 
@@ -615,7 +611,7 @@ func evaluateAll(p *program, ds data.Dataset, maxBatches int) (float64, error) {
 		sum += ce * float64(scored)
 		count += float64(scored)
 	}
-	ops.ReleaseBuffers(p.graph)
+	p.release()
 	if count == 0 {
 		return 0, errors.New("evaluation: no scored tokens")
 	}

@@ -18,7 +18,9 @@ import (
 // compiled program the trainer runs; tokens/s and allocations are reported.
 // Sizes are d_model x seq_len x batch. It also reports the matrix-product
 // work of a step (ops.GemmFLOPs) and the rate the step achieves on it, to set
-// against BenchmarkGemm's rate for this BLAS. Use it with -cpuprofile.
+// against BenchmarkGemm's rate for this BLAS. Each size runs as one graph
+// (shards=1) and split over two graphs at once (shards=2, data
+// parallelism: compare the two with -cpu 2). Use it with -cpuprofile.
 func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
 
 // BenchmarkEvalStep is BenchmarkTrainStep without gradients or update.
@@ -28,38 +30,45 @@ func benchStep(b *testing.B, withGrad bool) {
 	sizes := []struct{ d, t, bs int }{{64, 256, 8}, {256, 1024, 4}}
 	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(SR)3 AR", "(SH)3 AH", "(AM)4"} {
 		for _, z := range sizes {
-			b.Run(fmt.Sprintf("%s/%dx%dx%d", pattern, z.d, z.t, z.bs), func(b *testing.B) {
-				cfg := graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: z.d, Heads: 4, MaxPosition: z.t,
-					CDMoE: layers.CDMoEConfig{Experts: 1024}}
-				m, err := graph.New(cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := m.Init(tensor.Float32, 1); err != nil {
-					b.Fatal(err)
-				}
-				s, err := newTimedStep(m, z.bs, z.t, withGrad)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ids, targets := randomBatch(rand.New(rand.NewSource(1)), z.bs, z.t, cfg.Vocab)
-				step := func() {
-					if err := s.run(ids, targets); err != nil {
-						b.Fatal(err)
-					}
-				}
-				step()
-				b.ReportAllocs()
-				b.ResetTimer()
-				f0 := ops.GemmFLOPs()
-				for i := 0; i < b.N; i++ {
-					step()
-				}
-				flops := float64(ops.GemmFLOPs() - f0)
-				b.ReportMetric(float64(z.bs*z.t*b.N)/b.Elapsed().Seconds(), "tok/s")
-				b.ReportMetric(flops/float64(b.N)/1e9, "gemm-GFLOP/step")
-				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "gemm-GFLOP/s")
-			})
+			for _, shards := range []int{1, 2} {
+				benchOne(b, pattern, z.d, z.t, z.bs, shards, withGrad)
+			}
 		}
 	}
+}
+
+func benchOne(b *testing.B, pattern string, d, t, bs, shards int, withGrad bool) {
+	z := struct{ d, t, bs int }{d, t, bs}
+	b.Run(fmt.Sprintf("%s/%dx%dx%d/shards=%d", pattern, z.d, z.t, z.bs, shards), func(b *testing.B) {
+		cfg := graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: z.d, Heads: 4, MaxPosition: z.t,
+			CDMoE: layers.CDMoEConfig{Experts: 1024}}
+		m, err := graph.New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Init(tensor.Float32, 1); err != nil {
+			b.Fatal(err)
+		}
+		s, err := newTimedStep(m, z.bs, z.t, shards, withGrad)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids, targets := randomBatch(rand.New(rand.NewSource(1)), z.bs, z.t, cfg.Vocab)
+		step := func() {
+			if err := s.run(ids, targets); err != nil {
+				b.Fatal(err)
+			}
+		}
+		step()
+		b.ReportAllocs()
+		b.ResetTimer()
+		f0 := ops.GemmFLOPs()
+		for i := 0; i < b.N; i++ {
+			step()
+		}
+		flops := float64(ops.GemmFLOPs() - f0)
+		b.ReportMetric(float64(z.bs*z.t*b.N)/b.Elapsed().Seconds(), "tok/s")
+		b.ReportMetric(flops/float64(b.N)/1e9, "gemm-GFLOP/step")
+		b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "gemm-GFLOP/s")
+	})
 }

@@ -28,8 +28,18 @@ type Throughput struct {
 // one untimed warm-up of each (Wonderful Matrices Figure 6 and TransXSSM
 // Figure 4 time the same two paths). It uses float32, like training.
 func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (Throughput, error) {
+	return MeasureThroughputShards(cfg, batch, seqLen, reps, 1, seed)
+}
+
+// MeasureThroughputShards is MeasureThroughput with each batch split over
+// shards graphs run at once (Config.Shards, data parallelism on one
+// machine); shards must divide batch.
+func MeasureThroughputShards(cfg graph.Config, batch, seqLen, reps, shards int, seed int64) (Throughput, error) {
 	if batch < 1 || seqLen < 1 || reps < 1 {
 		return Throughput{}, errors.Errorf("throughput: batch %d, seq_len %d and reps %d must be >= 1", batch, seqLen, reps)
+	}
+	if shards < 1 || batch%shards != 0 {
+		return Throughput{}, errors.Errorf("throughput: %d shards must divide the batch of %d", shards, batch)
 	}
 	m, err := graph.New(cfg)
 	if err != nil {
@@ -41,7 +51,7 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 	ids, targets := randomBatch(rand.New(rand.NewSource(seed)), batch, seqLen, m.Config.Vocab)
 	var out Throughput
 	for _, withGrad := range []bool{true, false} {
-		s, err := newTimedStep(m, batch, seqLen, withGrad)
+		s, err := newTimedStep(m, batch, seqLen, shards, withGrad)
 		if err != nil {
 			return Throughput{}, err
 		}
@@ -87,16 +97,15 @@ func randomBatch(r *rand.Rand, batch, seqLen, vocab int) (ids, targets [][]int) 
 type timedStep struct {
 	p        *program
 	opt      *AdamW
-	grads    []any
 	withGrad bool
 }
 
-func newTimedStep(m *graph.Model, batch, seqLen int, withGrad bool) (*timedStep, error) {
-	p, err := compile(m, batch, seqLen, withGrad)
+func newTimedStep(m *graph.Model, batch, seqLen, shards int, withGrad bool) (*timedStep, error) {
+	p, err := compileShards(m, batch, seqLen, withGrad, shards)
 	if err != nil {
 		return nil, err
 	}
-	return &timedStep{p: p, opt: NewAdamW(m.Params(), 0.01), grads: make([]any, len(p.grads)), withGrad: withGrad}, nil
+	return &timedStep{p: p, opt: NewAdamW(m.Params(), 0.01), withGrad: withGrad}, nil
 }
 
 // run is one step: forward (and backward and update when training).
@@ -105,10 +114,7 @@ func (s *timedStep) run(ids, targets [][]int) error {
 		return err
 	}
 	if s.withGrad {
-		for j, g := range s.p.grads {
-			s.grads[j] = g.Value().Data()
-		}
-		s.opt.Update(s.p.params, s.grads, 1, 1e-4)
+		s.opt.Update(s.p.params, s.p.gradients(), 1, 1e-4)
 	}
 	s.p.reset()
 	return nil

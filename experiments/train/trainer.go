@@ -10,45 +10,64 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
-// program is a compiled graph over a fixed batch shape whose token inputs
-// are refilled in place before each run.
-type program struct {
+// shard is one compiled graph over a fixed [rows, seqLen] input whose token
+// inputs are refilled in place before each run.
+type shard struct {
 	graph        *G.ExprGraph
 	vm           G.VM
 	ids, targets *tensor.Dense
 	loss, ce     *G.Node
-	params       layers.Params
 	grads        G.Nodes
+}
+
+// program runs the loss of a model on [batch, seqLen] batches: one shard,
+// or with data parallelism the batch split row-wise over several shards
+// that run at once, each a graph of its own bound to the same parameter
+// values (see shards.go for how their losses and gradients combine).
+type program struct {
+	shards []*shard
+	// params are the parameters with gradients, in the graphs' order.
+	params layers.Params
+	// combined holds the summed gradients when there are several shards.
+	combined []any
 	// batch and seqLen are the input shape the program was compiled for.
 	batch, seqLen int
 }
 
 // compile builds the loss graph of m for [batch, seqLen] inputs, with the
-// gradients of every parameter when withGrad is set.
+// gradients of every parameter when withGrad is set, as one shard.
 func compile(m *graph.Model, batch, seqLen int, withGrad bool) (*program, error) {
+	return compileShards(m, batch, seqLen, withGrad, 1)
+}
+
+// compileShard builds one shard over [rows, seqLen]; it returns the
+// parameters in the order of their gradients.
+func compileShard(m *graph.Model, rows, seqLen int, withGrad bool) (*shard, layers.Params, error) {
 	b := layers.NewBuilder(m.Dtype())
-	p := &program{batch: batch, seqLen: seqLen}
-	zeros := make([]float64, batch*seqLen)
+	s := &shard{}
+	zeros := make([]float64, rows*seqLen)
 	if err := b.Run("compile", func() {
-		idsN, tgtN := b.Input("ids", zeros, batch, seqLen), b.Input("targets", zeros, batch, seqLen)
-		p.ids, p.targets = idsN.Value().(*tensor.Dense), tgtN.Value().(*tensor.Dense)
-		p.loss, p.ce = m.Loss(b, idsN, tgtN)
+		idsN, tgtN := b.Input("ids", zeros, rows, seqLen), b.Input("targets", zeros, rows, seqLen)
+		s.ids, s.targets = idsN.Value().(*tensor.Dense), tgtN.Value().(*tensor.Dense)
+		s.loss, s.ce = m.Loss(b, idsN, tgtN)
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var params layers.Params
 	if withGrad {
 		var nodes []*G.Node
-		p.params, nodes = b.ParamNodes()
-		grads, err := G.Grad(p.loss, nodes...)
+		params, nodes = b.ParamNodes()
+		grads, err := G.Grad(s.loss, nodes...)
 		if err != nil {
-			return nil, errors.Wrap(err, "compile: gradients")
+			return nil, nil, errors.Wrap(err, "compile: gradients")
 		}
-		p.grads = grads
+		s.grads = grads
 	}
-	p.graph, p.vm = b.G, G.NewTapeMachine(b.G)
-	return p, nil
+	s.graph, s.vm = b.G, G.NewTapeMachine(b.G)
+	return s, params, nil
 }
 
 // fill copies a batch into a dense input in place.
@@ -71,18 +90,57 @@ func fillRows[T float32 | float64](dst []T, rows [][]int) {
 	}
 }
 
-// run computes the program on a batch; it returns the total loss and the
-// cross-entropy. The caller reads gradients and then calls reset.
-func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
-	fill(p.ids, ids)
-	fill(p.targets, targets)
-	if err := p.vm.RunAll(); err != nil {
-		return 0, 0, errors.Wrap(err, "run")
-	}
-	return scalar(p.loss), scalar(p.ce), nil
+// run computes the shard on its rows of a batch.
+func (s *shard) run(ids, targets [][]int) error {
+	fill(s.ids, ids)
+	fill(s.targets, targets)
+	return errors.Wrap(s.vm.RunAll(), "run")
 }
 
-func (p *program) reset() { p.vm.Reset() }
+// run computes the program on a batch; it returns the total loss and the
+// cross-entropy. The caller reads gradients (gradients) and then calls
+// reset.
+func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
+	if len(ids) != p.batch || len(targets) != p.batch {
+		return 0, 0, errors.Errorf("run: a batch of %d ids and %d targets rows, the program takes %d", len(ids), len(targets), p.batch)
+	}
+	if len(p.shards) == 1 {
+		s := p.shards[0]
+		if err := s.run(ids, targets); err != nil {
+			return 0, 0, err
+		}
+		return scalar(s.loss), scalar(s.ce), nil
+	}
+	return p.runShards(ids, targets)
+}
+
+// gradients are the gradient buffers ([]float32 or []float64), in the
+// order of params, of the last run.
+func (p *program) gradients() []any {
+	if len(p.shards) == 1 {
+		out := make([]any, len(p.params))
+		for i, g := range p.shards[0].grads {
+			out[i] = g.Value().Data()
+		}
+		return out
+	}
+	return p.combined
+}
+
+// reset readies the program for the next run.
+func (p *program) reset() {
+	for _, s := range p.shards {
+		s.vm.Reset()
+	}
+}
+
+// release drops the kept output buffers of every shard's graph
+// (ops.ReleaseBuffers).
+func (p *program) release() {
+	for _, s := range p.shards {
+		ops.ReleaseBuffers(s.graph)
+	}
+}
 
 func scalar(n *G.Node) float64 {
 	switch v := n.Value().Data().(type) {

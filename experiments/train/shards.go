@@ -1,0 +1,161 @@
+package train
+
+import (
+	"sync"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+)
+
+// Data parallelism on one machine. Gorgonia's tape machine runs one node at
+// a time, so a small model leaves all but one core idle. With n shards the
+// batch's rows are split into n equal, contiguous parts; each part runs on
+// a graph of its own (its own goroutine), all bound to the same parameter
+// values, which no shard writes. The step then combines, in shard order:
+//
+//	loss = Σ_k w_k loss_k,   ∇ = Σ_k w_k ∇_k,   w_k = n_k / Σ_j n_j
+//
+// where n_k counts shard k's labelled targets (those not data.Ignore).
+// Since the cross-entropy is a mean over labelled targets, this is the
+// full batch's mean and gradient, up to the order of floating-point sums.
+// An auxiliary loss (the MoE load-balancing loss of SPEC §3) is computed
+// over each shard's tokens and averaged with the same weights, as it is on
+// each device of a data-parallel run in the papers' frameworks.
+//
+// The sums run in a fixed order whatever finishes first, so a seed gives
+// the same metrics to the bit for a given number of shards; one shard is
+// the unsharded program itself. Different shard counts agree to rounding.
+
+// compileShards compiles m's loss for [batch, seqLen] batches as n shards
+// of batch/n rows each.
+func compileShards(m *graph.Model, batch, seqLen int, withGrad bool, n int) (*program, error) {
+	if n < 1 || batch%n != 0 {
+		return nil, errors.Errorf("compile: %d shards must divide the batch of %d rows", n, batch)
+	}
+	p := &program{batch: batch, seqLen: seqLen}
+	for k := 0; k < n; k++ {
+		s, params, err := compileShard(m, batch/n, seqLen, withGrad)
+		if err != nil {
+			return nil, errors.Wrapf(err, "shard %d of %d", k, n)
+		}
+		if k == 0 {
+			p.params = params
+		} else if err := sameParams(p.params, params); err != nil {
+			return nil, errors.Wrapf(err, "shard %d of %d", k, n)
+		}
+		p.shards = append(p.shards, s)
+	}
+	if withGrad && n > 1 {
+		p.combined = make([]any, len(p.params))
+		for i, prm := range p.params {
+			if m.Dtype() == tensor.Float32 {
+				p.combined[i] = make([]float32, prm.Size())
+			} else {
+				p.combined[i] = make([]float64, prm.Size())
+			}
+		}
+	}
+	return p, nil
+}
+
+// sameParams checks that two shards list the same parameters in the same
+// order (they are built by the same code, so a difference is a bug).
+func sameParams(a, b layers.Params) error {
+	if len(a) != len(b) {
+		return errors.Errorf("%d parameters with gradients, shard 0 has %d", len(b), len(a))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return errors.Errorf("parameter %d is %s, shard 0 has %s", i, b[i].Name, a[i].Name)
+		}
+	}
+	return nil
+}
+
+// runShards runs every shard at once on its rows and combines the losses
+// and gradients by the weights of shardWeights, in shard order.
+func (p *program) runShards(ids, targets [][]int) (loss, ce float64, err error) {
+	rows := p.batch / len(p.shards)
+	errs := make([]error, len(p.shards))
+	var wg sync.WaitGroup
+	for k, s := range p.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := k*rows, (k+1)*rows
+			errs[k] = s.run(ids[lo:hi], targets[lo:hi])
+		}()
+	}
+	wg.Wait()
+	for k, e := range errs {
+		if e != nil {
+			return 0, 0, errors.Wrapf(e, "shard %d of %d", k, len(p.shards))
+		}
+	}
+	w := shardWeights(targets, len(p.shards))
+	for k, s := range p.shards {
+		if w[k] != 0 {
+			loss += w[k] * scalar(s.loss)
+			ce += w[k] * scalar(s.ce)
+		}
+	}
+	if p.combined != nil {
+		p.combineGradients(w)
+	}
+	return loss, ce, nil
+}
+
+// shardWeights are w_k = n_k / Σ n_j for n equal row-wise parts of targets,
+// n_k counting the labelled targets of part k; all zero when nothing is
+// labelled (the unsharded loss is then 0 too: CrossEntropy divides by at
+// least 1).
+func shardWeights(targets [][]int, n int) []float64 {
+	rows := len(targets) / n
+	counts := make([]float64, n)
+	var total float64
+	for i, row := range targets {
+		for _, t := range row {
+			if t != data.Ignore {
+				counts[i/rows]++
+				total++
+			}
+		}
+	}
+	if total > 0 {
+		for k := range counts {
+			counts[k] /= total
+		}
+	}
+	return counts
+}
+
+// combineGradients sets p.combined[i] = Σ_k w_k ∇_k[i], summing in shard
+// order.
+func (p *program) combineGradients(w []float64) {
+	for i, dst := range p.combined {
+		switch d := dst.(type) {
+		case []float32:
+			combineInto(d, p, i, w)
+		case []float64:
+			combineInto(d, p, i, w)
+		}
+	}
+}
+
+func combineInto[T float32 | float64](dst []T, p *program, i int, w []float64) {
+	clear(dst)
+	for k, s := range p.shards {
+		if w[k] == 0 {
+			continue
+		}
+		g := s.grads[i].Value().Data().([]T)
+		wk := T(w[k])
+		for j, v := range g {
+			dst[j] += wk * v
+		}
+	}
+}
