@@ -17,11 +17,12 @@
 # Wall times measured on this machine are in docs/findings.md's notes and
 # the README; the plan in stream order:
 #   stream 1: mqar small (6 arms), table3 small (4), table2 small (6),
-#             table1 small's IFA rows (7), table1 medium, four SSD rows
+#             table1 small's IFA rows (7), then table1 medium
 #   stream 2: extrapolation small (4), table1 small's QCAtn, SSD and
-#             SSD+QCAtn rows (10), ssdlong small (6), table1 medium, the
-#             other two SSD rows
-# table1 medium searches the rates around small's choices (3e-3, 1e-2; an
+#             SSD+QCAtn rows (10), ssdlong small (6), then table1 medium
+# table1 medium runs its SSD rows one arm at a time, taken from a shared
+# queue by whichever stream is free (the three rows the scale trend reads
+# first), and searches the rates around small's choices (3e-3, 1e-2; an
 # edge choice extends the grid by a factor of 3.33, as at small).
 # Measured here (2 cores, OpenBLAS build, the two streams side by side):
 # mqar 51 min, extrapolation 72 min (CoCA's 16x evaluation dominates),
@@ -50,25 +51,36 @@ run() { # NAME PRESET [more flags]
 # table1 at small in two halves (the IFA rows cost more per step).
 small1=ssd-ifa.conv1d-D,ssd-ifa.a_t,ssd-ifa.rope,ssd-ifa-dm.conv1d-D,ssd-ifa-dm.a_t,ssd-ifa-dm.rope,ssd-ifa-doge.rope
 small2=qcatn.rope,ssd.conv1d-D,ssd.a_t,ssd.rope,ssd.d-only,ssd.conv-only,ssd.rope-only,ssd-qcatn.conv1d-D,ssd-qcatn.a_t,ssd-qcatn.rope
-# table1's SSD rows at medium, split so that the streams end together.
-medium1=ssd.conv1d-D,ssd.a_t,ssd.rope,ssd.d-only
-medium2=ssd.conv-only,ssd.rope-only
+# table1's SSD rows at medium, in order of need: the scale trend compares
+# RoPE with a_t and with Conv1d+D.
+medium="ssd.rope ssd.a_t ssd.conv1d-D ssd.d-only ssd.conv-only ssd.rope-only"
 mediumgrid=0.003,0.01
+# A stream claims a medium arm by making its folder here (mkdir is atomic);
+# the folder is per invocation, so a restarted script claims afresh.
+claims=$(mktemp -d "$out/logs/claims.XXXXXX")
+medium_queue() {
+	for arm in $medium; do
+		if mkdir "$claims/$arm" 2>/dev/null; then
+			run table1 medium --arms "$arm" --lr-grid "$mediumgrid"
+		fi
+	done
+}
 
 (
 	run mqar small
 	run table3 small
 	run table2 small
 	run table1 small --arms "$small1"
-	run table1 medium --arms "$medium1" --lr-grid "$mediumgrid"
+	medium_queue
 ) >>"$out/logs/stream1.log" 2>&1 &
 (
 	run extrapolation small
 	run table1 small --arms "$small2"
 	run ssdlong small
-	run table1 medium --arms "$medium2" --lr-grid "$mediumgrid"
+	medium_queue
 ) >>"$out/logs/stream2.log" 2>&1 &
 wait
+rm -r "$claims"
 
 "$wm" report "$out" >/dev/null
 "$wm" export "$out" docs/results
