@@ -31,6 +31,9 @@ type Sweep struct {
 	WM string
 	// CPUs per task (default 2: the ops run in parallel over batch × heads).
 	CPUs int
+	// Shards, when above 1, splits each training batch over that many
+	// graphs run at once (wm run --shards): give it CPUs to match.
+	Shards int
 	// Time limit per task in Slurm's format ("" for the partition's).
 	Time string
 	// Extra lines of #SBATCH options ("--partition=gpu", "--mem=8G").
@@ -155,8 +158,12 @@ func (s Sweep) script(name string, tasks []SweepTask, grid string) string {
 	}
 	b.WriteString(")\nread -r arm seed <<< \"${tasks[$SLURM_ARRAY_TASK_ID]}\"\n")
 	b.WriteString("export GOMAXPROCS=\"${SLURM_CPUS_PER_TASK:-1}\"\n")
-	fmt.Fprintf(&b, "exec %s run %s --preset %s --out %s --arms \"$arm\" --seed \"$seed\" --lr-grid %s --resume\n",
-		shellQuote(s.WM), shellQuote(s.Name), shellQuote(s.Preset), shellQuote(s.Out), shellQuote(grid))
+	shards := ""
+	if s.Shards > 1 {
+		shards = fmt.Sprintf(" --shards %d", s.Shards)
+	}
+	fmt.Fprintf(&b, "exec %s run %s --preset %s --out %s --arms \"$arm\" --seed \"$seed\" --lr-grid %s%s --resume\n",
+		shellQuote(s.WM), shellQuote(s.Name), shellQuote(s.Preset), shellQuote(s.Out), shellQuote(grid), shards)
 	return b.String()
 }
 

@@ -18,7 +18,7 @@ import (
 // sweepFlags are wm sweep's flags.
 type sweepFlags struct {
 	preset, out, only, wm, limit, extra, lrGrid *string
-	seeds, cpus                                 *int
+	seeds, cpus, shards                         *int
 	slurm                                       *bool
 }
 
@@ -32,6 +32,7 @@ func newSweepFlags(fs *flag.FlagSet) sweepFlags {
 		slurm:  fs.Bool("slurm", false, "submit with sbatch (default: print the script)"),
 		wm:     fs.String("wm", exe, "the wm binary the tasks run, reachable from every node"),
 		cpus:   fs.Int("cpus-per-task", 2, "CPUs per task (GOMAXPROCS)"),
+		shards: fs.Int("shards", 0, "split each training batch over this many graphs run at once (wm run --shards; at most --cpus-per-task is useful)"),
 		limit:  fs.String("time", "", "time limit per task (Slurm format, e.g. 2:00:00)"),
 		extra:  fs.String("sbatch", "", "extra sbatch options, separated by ';' (e.g. \"--partition=cpu;--mem=8G\")"),
 		lrGrid: fs.String("lr-grid", "", "learning rates each arm searches (an array of one task per arm before the seeds); \"none\" for no search (default: the experiment's grid at the preset, if any)"),
@@ -101,7 +102,10 @@ func (f sweepFlags) sweep(name string) (experiments.Sweep, error) {
 	if err != nil {
 		return experiments.Sweep{}, err
 	}
-	sw := experiments.Sweep{Name: name, Preset: *f.preset, Out: absOut, Seeds: *f.seeds, WM: absWM, CPUs: *f.cpus, Time: *f.limit}
+	if *f.shards < 0 {
+		return experiments.Sweep{}, errors.Errorf("--shards: must be >= 0, got %d", *f.shards)
+	}
+	sw := experiments.Sweep{Name: name, Preset: *f.preset, Out: absOut, Seeds: *f.seeds, WM: absWM, CPUs: *f.cpus, Shards: *f.shards, Time: *f.limit}
 	grid, off, err := parseLRGridFlag(*f.lrGrid)
 	switch {
 	case err != nil:

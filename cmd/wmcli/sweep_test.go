@@ -26,6 +26,12 @@ func TestSweepScript(t *testing.T) {
 			t.Errorf("script lacks %q:\n%s", want, out.String())
 		}
 	}
+	// --shards reaches every task's command.
+	out.Reset()
+	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--out", dir, "--wm", "/opt/wm", "--shards", "2"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), `--lr-grid none --shards 2 --resume`) {
+		t.Errorf("--shards 2: exit %d, script:\n%s", code, out.String())
+	}
 	// With a grid: an array of one search per arm, then the other seeds.
 	out.Reset()
 	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--seeds", "3", "--out", dir, "--wm", "/opt/wm", "--lr-grid", "1e-2,1e-3"}, &out, &errb); code != 0 {
