@@ -349,8 +349,23 @@ func (rs results) compareSides(what string, a, b side, want, digits int) (Compar
 }
 
 // compare is arm a against arm b of exp at preset on the per-seed values f.
+//
+// At a preset other than the experiment's first (medium beside small), a
+// comparison is made only where both arms ran there, and otherwise left out
+// rather than listed as having no results: a larger preset runs a chosen
+// subset of the arms (findings-runs.sh runs table1's SSD rows at medium).
+// At the first preset every comparison is listed.
 func (rs results) compare(exp, preset, what, a, b string, want, digits int, f seedMeasure) (Comparison, bool) {
+	if ps := rs.presets(exp); len(ps) > 0 && preset != ps[0] && (!rs.ran(exp, preset, a) || !rs.ran(exp, preset, b)) {
+		return Comparison{}, false
+	}
 	return rs.compareSides(what, side{exp, preset, a, f}, side{exp, preset, b, f}, want, digits)
+}
+
+// ran says whether arm has at least one finished seed at preset.
+func (rs results) ran(exp, preset, arm string) bool {
+	ar, ok := rs[exp][preset][arm]
+	return ok && len(ar.Seeds) > 0
 }
 
 // threshold is arm a's per-seed value against a fixed level (A − level),

@@ -147,3 +147,26 @@ func TestReplaceSummary(t *testing.T) {
 		t.Errorf("the file without markers changed: %q", b)
 	}
 }
+
+// At a larger preset that ran only some arms, a comparison with an arm that
+// did not run there is left out; at the first preset it is listed as having
+// no results.
+func TestCompareLeavesOutUnrunSetsAtLargerPresets(t *testing.T) {
+	seeds := []SeedResult{{Seed: 0}}
+	rs := results{"table1": {
+		Small:  {"a": {}, "b": {}, "c": {Seeds: seeds}},
+		Medium: {"a": {}, "b": {}, "c": {Seeds: seeds}},
+	}}
+	if _, ok := rs.compare("table1", Medium, "a vs b", "a", "b", -1, 2, testPPL); ok {
+		t.Error("medium: a comparison of two arms that did not run there was kept")
+	}
+	if c, ok := rs.compare("table1", Small, "a vs b", "a", "b", -1, 2, testPPL); !ok || c.Seeds != 0 {
+		t.Errorf("small: ok %v, seeds %d; want the comparison listed with no results", ok, c.Seeds)
+	}
+	if _, ok := rs.compare("table1", Medium, "a vs c", "a", "c", -1, 2, testPPL); ok {
+		t.Error("medium: a comparison with an arm that did not run there was kept")
+	}
+	if c, ok := rs.compare("table1", Small, "a vs c", "a", "c", -1, 2, testPPL); !ok || c.Seeds != 0 {
+		t.Errorf("small, one arm ran: ok %v, seeds %d; want it listed with no results", ok, c.Seeds)
+	}
+}
