@@ -305,11 +305,9 @@ func measureWM(self string, args []string, batch, p int) (benchResult, int, erro
 		if err != nil {
 			return best, 0, errors.Wrapf(err, "%d shards", n)
 		}
-		eval := max(best.Eval, r.Eval)
-		if r.Train > best.Train {
-			best, bestShards = r, n
+		if best.keep(r) {
+			bestShards = n
 		}
-		best.Eval = eval
 	}
 	return best, bestShards, nil
 }
@@ -334,13 +332,24 @@ func measurePeer(python, script string, p int, args []string) (benchResult, stri
 		if err != nil {
 			return best, "", errors.Wrapf(err, "%d OpenMP × %d OpenBLAS threads", l[0], l[1])
 		}
-		eval := max(best.Eval, r.Eval)
-		if r.Train > best.Train {
-			best, label = r, fmt.Sprintf("%d×%d", l[0], l[1])
+		if best.keep(r) {
+			label = fmt.Sprintf("%d×%d", l[0], l[1])
 		}
-		best.Eval = eval
 	}
 	return best, label, nil
+}
+
+// keep merges the measurement r of another layout into best: best takes r
+// whole (its RSS too) when r trains faster, and the faster evaluation
+// either way. It says whether r's training was the faster.
+func (best *benchResult) keep(r benchResult) bool {
+	eval := max(best.Eval, r.Eval)
+	faster := r.Train > best.Train
+	if faster {
+		*best = r
+	}
+	best.Eval = eval
+	return faster
 }
 
 // measureChild runs one measurement process and reads its JSON line.

@@ -48,13 +48,13 @@ func runProgram(t *testing.T, p *program, ids, targets [][]int) (loss, ce float6
 
 // Split over 2 or 4 shards, a batch gives the loss and the gradients of the
 // whole batch in one graph (float64, to 1e-12 relative), for every layer
-// kind without an auxiliary loss (routed MoE and MoE-SEI have one: see below), with targets partly ignored and unevenly
-// so across the shards. Both programs run the batch twice, so stale
-// buffers would show too.
+// kind without an auxiliary loss (routed MoE and MoE-SEI have one: see
+// below), with targets partly ignored and unevenly so across the shards.
+// Both programs run two batches, so stale buffers would show too.
 func TestShardsMatchOneGraph(t *testing.T) {
 	const bs, seqLen = 4, 12
 	cfg := graph.Config{Pattern: "S M A E I K B M", Vocab: 50, DModel: 16, Heads: 2, MaxPosition: 32,
-		CDMoE: layers.CDMoEConfig{Experts: 64}, MoE: layers.MoEConfig{Experts: 4}}
+		CDMoE: layers.CDMoEConfig{Experts: 64}}
 	m := float64Model(t, cfg)
 	one, err := compile(m, bs, seqLen, true)
 	if err != nil {

@@ -27,18 +27,21 @@ func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
 func BenchmarkEvalStep(b *testing.B) { benchStep(b, false) }
 
 func benchStep(b *testing.B, withGrad bool) {
-	sizes := []struct{ d, t, bs int }{{64, 256, 8}, {256, 1024, 4}}
+	sizes := []stepSize{{64, 256, 8}, {256, 1024, 4}}
 	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(SR)3 AR", "(SH)3 AH", "(AM)4"} {
 		for _, z := range sizes {
 			for _, shards := range []int{1, 2} {
-				benchOne(b, pattern, z.d, z.t, z.bs, shards, withGrad)
+				benchOne(b, pattern, z, shards, withGrad)
 			}
 		}
 	}
 }
 
-func benchOne(b *testing.B, pattern string, d, t, bs, shards int, withGrad bool) {
-	z := struct{ d, t, bs int }{d, t, bs}
+// stepSize is a benchmark's d_model, seq_len and batch.
+type stepSize struct{ d, t, bs int }
+
+// benchOne times one pattern at one size and shard count.
+func benchOne(b *testing.B, pattern string, z stepSize, shards int, withGrad bool) {
 	b.Run(fmt.Sprintf("%s/%dx%dx%d/shards=%d", pattern, z.d, z.t, z.bs, shards), func(b *testing.B) {
 		cfg := graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: z.d, Heads: 4, MaxPosition: z.t,
 			CDMoE: layers.CDMoEConfig{Experts: 1024}}
