@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 func TestLinearGradFD(t *testing.T) {
@@ -151,4 +152,61 @@ func TestMoEExpertsMatchesDense(t *testing.T) {
 		t.Fatalf("%d non-zero gates, want k·T = %d", nonzero, 2*T)
 	}
 	assertClose(t, "y", got, want, 1e-12, 1e-12)
+}
+
+// The backward that takes the experts' activations its forward saved gives
+// the same gradients, to the bit, as one that runs the experts again; a save
+// from a forward on other inputs is not used, and a save is used once.
+func TestMoEExpertsBackwardFromSave(t *testing.T) {
+	const T, d, f, N = 9, 4, 3, 4
+	r := rand.New(rand.NewSource(8))
+	x, x2 := randData(r, T*d, nil), randData(r, T*d, nil)
+	g := make([]float64, T*N)
+	for tok := 0; tok < T; tok++ { // two experts per token, one expert with none
+		g[tok*N+tok%3], g[tok*N+(tok+1)%3] = 0.3+r.Float64(), 0.2+r.Float64()
+	}
+	W1, W3, W2 := randData(r, N*d*f, nil), randData(r, N*d*f, nil), randData(r, N*f*d, nil)
+	dy := randData(r, T*d, nil)
+	newK := func() moeKernel {
+		return moeKernel{x: tensor.Shape{T, d}, n: N, d: d, f: f, saved: &moeSaved{}}
+	}
+	grads := func(k moeKernel, xin []float64) [][]float64 {
+		d := [][]float64{make([]float64, T*d), make([]float64, T*N), make([]float64, N*d*f), make([]float64, N*d*f), make([]float64, N*f*d)}
+		if err := k.backward([]any{xin, g, W1, W3, W2}, nil, dy, []any{d[0], d[1], d[2], d[3], d[4]}); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	forward := func(k moeKernel, xin []float64) {
+		if err := k.forward([]any{xin, g, W1, W3, W2}, make([]float64, T*d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := grads(newK(), x) // no save: the experts run again
+
+	k := newK()
+	forward(k, x)
+	if !k.saved.fresh {
+		t.Fatal("the forward saved nothing")
+	}
+	got := grads(k, x)
+	if k.saved.fresh || k.saved.experts != nil {
+		t.Error("the save outlived the backward that used it")
+	}
+	assertSame(t, "from the save", got, want)
+
+	stale := newK()
+	forward(stale, x2) // saved for x2, not for x
+	assertSame(t, "with a save for other inputs", grads(stale, x), want)
+}
+
+func assertSame(t *testing.T, what string, got, want [][]float64) {
+	t.Helper()
+	for i := range want {
+		for j := range want[i] {
+			if got[i][j] != want[i][j] {
+				t.Fatalf("%s: gradient %d [%d] = %v, want %v (bit-identical)", what, i, j, got[i][j], want[i][j])
+			}
+		}
+	}
 }

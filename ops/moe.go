@@ -27,7 +27,7 @@ func MoEExperts(x, gates, W1, W3, W2 *G.Node) (*G.Node, error) {
 			return nil, errors.Errorf("moe: gates %v must be x's shape %v with the last axis N", gs, xs)
 		}
 	}
-	k := moeKernel{x: xs.Clone(), n: gs[gs.Dims()-1], d: xs[xs.Dims()-1]}
+	k := moeKernel{x: xs.Clone(), n: gs[gs.Dims()-1], d: xs[xs.Dims()-1], saved: &moeSaved{}}
 	w1 := W1.Shape()
 	if w1.Dims() != 3 || w1[0] != k.n || w1[1] != k.d {
 		return nil, errors.Errorf("moe: W1 must be [N=%d, d=%d, f], got %v", k.n, k.d, w1)
@@ -45,6 +45,40 @@ func MoEExperts(x, gates, W1, W3, W2 *G.Node) (*G.Node, error) {
 type moeKernel struct {
 	x       tensor.Shape
 	n, d, f int
+	// saved is shared by the op and its gradient op: the experts' hidden
+	// activations from the forward (not an attribute: no hash).
+	saved *moeSaved
+}
+
+// moeSaved is what a MoEExperts forward keeps for its backward in the same
+// run: every expert's tokens and its H1, H3 and Y (X is gathered again and
+// A = silu(H1) ⊙ H3 recomputed, both cheap next to the three products the
+// save spares). The backward uses them when the forward that saved them ran
+// on the same x and gates buffers and they were not used yet; otherwise it
+// runs the experts' forward again. A graph is never run by two machines at
+// once (see reusedBuffer), so no lock is needed.
+type moeSaved struct {
+	experts any // []moeExpert[float32] or []moeExpert[float64]
+	x, g    any // the inputs the forward ran on (slices, compared by address)
+	fresh   bool
+}
+
+// release hands the saved activations back to the pools.
+func (sv *moeSaved) release() {
+	switch ex := sv.experts.(type) {
+	case []moeExpert[float32]:
+		releaseExperts(ex)
+	case []moeExpert[float64]:
+		releaseExperts(ex)
+	}
+	sv.experts, sv.x, sv.g, sv.fresh = nil, nil, nil, false
+}
+
+// releaseSaved is called by ReleaseBuffers.
+func (k moeKernel) releaseSaved() {
+	if k.saved != nil {
+		k.saved.release()
+	}
 }
 
 func (k moeKernel) name() string  { return "moe_experts" }
@@ -78,42 +112,56 @@ func (k moeKernel) backward(in []any, out, dOut any, dIn []any) error {
 	return nil
 }
 
-// moeExpert is one expert's share of a pass: its tokens and their outputs
-// (forward) or input gradients (backward), m rows of d.
+// moeExpert is one expert's share of a pass: its tokens, its activations
+// and its outputs (forward: Y) or input gradients (backward: dX), m rows of d.
 type moeExpert[T floats] struct {
 	tokens []int
+	pass   moeExpertPass[T]
 	rows   []T
 }
 
+func releaseExperts[T floats](experts []moeExpert[T]) {
+	for i := range experts {
+		experts[i].pass.release()
+	}
+}
+
 // moeRun is the forward pass (y != nil) or the backward pass (dy != nil).
+// The forward saves the experts' activations for the backward (moeSaved).
 func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	x, g := in[0], in[1]
-	tokens := k.tokens()
-	experts := make([]moeExpert[T], k.n)
-	for e := range experts {
-		for t := 0; t < tokens; t++ {
-			if g[t*k.n+e] != 0 {
-				experts[e].tokens = append(experts[e].tokens, t)
-			}
-		}
+	sv := k.saved
+	backward := dy != nil
+	var experts []moeExpert[T]
+	reuse := false
+	if backward && sv.fresh && sameSlice(sv.x, x) && sameSlice(sv.g, g) {
+		experts, reuse = sv.experts.([]moeExpert[T])
 	}
+	if !reuse {
+		sv.release() // a save nobody used (an evaluation run) goes back first
+		experts = moeTokens[T](g, k)
+	}
+	sv.experts, sv.x, sv.g, sv.fresh = nil, nil, nil, false
 	parallelFor(k.n, func(e int) {
 		ex := &experts[e]
 		if len(ex.tokens) == 0 {
 			return
 		}
-		f := moeExpertForward(k, e, ex.tokens, x, in[2], in[3], in[4])
-		defer f.release()
-		if y != nil {
+		if reuse {
+			ex.pass.regather(k, ex.tokens, x)
+		} else {
+			ex.pass = moeExpertForward(k, e, ex.tokens, x, in[2], in[3], in[4])
+		}
+		if !backward {
 			// 3. Forward: the expert's outputs, scaled by the gates later.
-			ex.rows = f.Y
+			ex.rows = ex.pass.Y
 			return
 		}
-		ex.rows = f.backward(k, e, ex.tokens, g, dy, in[2], in[3], in[4], d)
+		ex.rows = ex.pass.backward(k, e, ex.tokens, g, dy, in[2], in[3], in[4], d)
 	})
 	// 5. Each token sums its experts in expert order.
 	dst := y
-	if dy != nil {
+	if backward {
 		dst = d[0]
 	}
 	for i := range dst {
@@ -123,7 +171,7 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 		ex := experts[e]
 		for r, t := range ex.tokens {
 			scale := T(1)
-			if y != nil {
+			if !backward {
 				scale = g[t*k.n+e]
 			}
 			row := dst[t*k.d : (t+1)*k.d]
@@ -132,20 +180,41 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 			}
 		}
 	}
+	if backward {
+		releaseExperts(experts)
+		return
+	}
+	for e := range experts {
+		experts[e].pass.keepForBackward()
+	}
+	sv.experts, sv.x, sv.g, sv.fresh = experts, x, g, true
+}
+
+// moeTokens lists every expert's tokens: those with a non-zero gate.
+func moeTokens[T floats](g []T, k moeKernel) []moeExpert[T] {
+	tokens := k.tokens()
+	experts := make([]moeExpert[T], k.n)
+	for t := 0; t < tokens; t++ {
+		for e, v := range g[t*k.n : (t+1)*k.n] {
+			if v != 0 {
+				experts[e].tokens = append(experts[e].tokens, t)
+			}
+		}
+	}
+	return experts
 }
 
 // moeExpertPass is one expert's forward over its m tokens: X [m, d],
-// H1 = X W1, H3 = X W3 [m, f], A = silu(H1) ⊙ H3, Y = A W2 [m, d].
+// H1 = X W1, H3 = X W3 [m, f], A = silu(H1) ⊙ H3, Y = A W2 [m, d]. All
+// come from the scratch pools.
 type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 
 // moeExpertForward is steps 1–2 for expert e: gather its tokens, run its
 // SwiGLU.
 func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T) moeExpertPass[T] {
 	m, df := len(tokens), k.d*k.f
-	f := moeExpertPass[T]{X: make([]T, m*k.d), H1: scratch[T](m * k.f), H3: scratch[T](m * k.f), A: scratch[T](m * k.f), Y: make([]T, m*k.d)}
-	for r, t := range tokens {
-		copy(f.X[r*k.d:(r+1)*k.d], x[t*k.d:(t+1)*k.d])
-	}
+	f := moeExpertPass[T]{X: scratch[T](m * k.d), H1: scratch[T](m * k.f), H3: scratch[T](m * k.f), A: scratch[T](m * k.f), Y: scratch[T](m * k.d)}
+	gatherRows(f.X, x, tokens, k.d)
 	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
 	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
 	gatedSiLU(f.A, f.H3, f.H1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
@@ -153,12 +222,35 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 	return f
 }
 
-// release hands the pass's hidden activations back to the pools (X and Y
-// live on as the expert's rows).
-func (f moeExpertPass[T]) release() {
-	releaseScratch(f.H1)
-	releaseScratch(f.H3)
+// gatherRows copies row tokens[r] of x (rows of d) into row r of dst.
+func gatherRows[T floats](dst, x []T, tokens []int, d int) {
+	for r, t := range tokens {
+		copy(dst[r*d:(r+1)*d], x[t*d:(t+1)*d])
+	}
+}
+
+// keepForBackward drops what the backward can rebuild cheaply (X, A) and
+// keeps H1, H3 and Y.
+func (f *moeExpertPass[T]) keepForBackward() {
+	releaseScratch(f.X)
 	releaseScratch(f.A)
+	f.X, f.A = nil, nil
+}
+
+// regather rebuilds X and A of a saved pass for its backward: the same
+// values the forward had, from the same x and the saved H1 and H3.
+func (f *moeExpertPass[T]) regather(k moeKernel, tokens []int, x []T) {
+	m := len(tokens)
+	f.X, f.A = scratch[T](m*k.d), scratch[T](m*k.f)
+	gatherRows(f.X, x, tokens, k.d)
+	gatedSiLU(f.A, f.H3, f.H1)
+}
+
+// release hands the pass's buffers back to the pools.
+func (f moeExpertPass[T]) release() {
+	for _, s := range [][]T{f.X, f.H1, f.H3, f.A, f.Y} {
+		releaseScratch(s)
+	}
 }
 
 // backward is step 4 for expert e: the gates' gradient d[1], the weights'
