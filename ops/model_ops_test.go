@@ -210,3 +210,42 @@ func assertSame(t *testing.T, what string, got, want [][]float64) {
 		}
 	}
 }
+
+// The router ops' backward from the routing their forward saved equals one
+// that routes again, to the bit, for the gates and the balance loss; a save
+// for other logits is not used.
+func TestRouterBackwardFromSave(t *testing.T) {
+	const T, N, K = 11, 5, 2
+	r := rand.New(rand.NewSource(9))
+	logits, other := randData(r, T*N, nil), randData(r, T*N, nil)
+	for _, loss := range []bool{false, true} {
+		newK := func() routerKernel {
+			return routerKernel{shape: tensor.Shape{T, N}, k: K, loss: loss, saved: &routerSaved{}}
+		}
+		out, dy := make([]float64, T*N), randData(r, T*N, nil)
+		if loss {
+			out, dy = out[:1], dy[:1]
+		}
+		grad := func(k routerKernel) []float64 {
+			dx := make([]float64, T*N)
+			if err := k.backward([]any{logits}, out, dy, []any{dx}); err != nil {
+				t.Fatal(err)
+			}
+			return dx
+		}
+		want := grad(newK())
+		k := newK()
+		if err := k.forward([]any{logits}, out); err != nil {
+			t.Fatal(err)
+		}
+		got := grad(k)
+		if k.saved.fresh {
+			t.Errorf("loss=%v: the save outlived the backward that used it", loss)
+		}
+		stale := newK()
+		if err := stale.forward([]any{other}, out); err != nil {
+			t.Fatal(err)
+		}
+		assertSame(t, "router from the save", [][]float64{got, grad(stale)}, [][]float64{want, want})
+	}
+}

@@ -20,7 +20,7 @@ func TopKGates(logits *G.Node, k int) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return apply(routerKernel{shape: s, k: k}, logits)
+	return apply(routerKernel{shape: s, k: k, saved: &routerSaved{}}, logits)
 }
 
 // LoadBalanceLoss is the expert-level balance loss of DeepSeekMoE (eq. 12–14,
@@ -36,7 +36,7 @@ func LoadBalanceLoss(logits *G.Node, k int) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return apply(routerKernel{shape: s, k: k, loss: true}, logits)
+	return apply(routerKernel{shape: s, k: k, loss: true, saved: &routerSaved{}}, logits)
 }
 
 func routerShape(what string, logits *G.Node, k int) (tensor.Shape, error) {
@@ -54,6 +54,53 @@ type routerKernel struct {
 	shape tensor.Shape
 	k     int
 	loss  bool
+	// saved is shared by the op and its gradient op: the routing its
+	// forward computed (not an attribute: no hash).
+	saved *routerSaved
+}
+
+// routerSaved is every token's softmax over the experts and its top-k
+// choice, from a router op's forward, for its backward in the same run: it
+// is used when the forward ran on the same logits buffer and it was not used
+// yet, and computed again otherwise. A graph is never run by two machines
+// at once (see reusedBuffer), so no lock is needed.
+type routerSaved struct {
+	s      []float64 // [tokens, N]
+	chosen []bool    // [tokens, N]
+	logits any       // the logits the forward ran on (slice, compared by address)
+	fresh  bool
+}
+
+// releaseSaved is called by ReleaseBuffers.
+func (k routerKernel) releaseSaved() {
+	if k.saved != nil {
+		*k.saved = routerSaved{}
+	}
+}
+
+// route returns every token's softmax and top-k choice: from the save of
+// this op's forward when the backward may use it, otherwise computed (in
+// parallel over tokens; each token's values do not depend on the split).
+// The forward saves what it computed.
+func route[T floats](logits []T, k routerKernel, backward bool) ([]float64, []bool) {
+	sv := k.saved
+	if backward && sv.fresh && sameSlice(sv.logits, logits) {
+		sv.fresh = false
+		return sv.s, sv.chosen
+	}
+	n, tokens := k.n(), k.tokens()
+	if cap(sv.s) < tokens*n {
+		sv.s, sv.chosen = make([]float64, tokens*n), make([]bool, tokens*n)
+	}
+	s, chosen := sv.s[:tokens*n], sv.chosen[:tokens*n]
+	parallelRanges(tokens, func(_, lo, hi int) {
+		idx := make([]int, n)
+		for t := lo; t < hi; t++ {
+			routeToken(s[t*n:(t+1)*n], chosen[t*n:(t+1)*n], logits[t*n:(t+1)*n], idx, k.k)
+		}
+	})
+	sv.logits, sv.fresh = logits, !backward
+	return s, chosen
 }
 
 func (k routerKernel) name() string {
@@ -116,14 +163,13 @@ func routeToken[T floats](s []float64, chosen []bool, logits []T, idx []int, k i
 	}
 }
 
-// routerCounts returns f_i of LoadBalanceLoss for every expert.
-func routerCounts[T floats](logits []T, k routerKernel) []float64 {
+// routerCounts returns f_i of LoadBalanceLoss for every expert from the
+// tokens' choices.
+func routerCounts(chosen []bool, k routerKernel) []float64 {
 	n, tokens := k.n(), k.tokens()
-	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
 	f := make([]float64, n)
 	for t := 0; t < tokens; t++ {
-		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
-		for i, c := range chosen {
+		for i, c := range chosen[t*n : (t+1)*n] {
 			if c {
 				f[i]++
 			}
@@ -137,33 +183,28 @@ func routerCounts[T floats](logits []T, k routerKernel) []float64 {
 
 func routerForward[T floats](y, logits []T, k routerKernel) {
 	n, tokens := k.n(), k.tokens()
-	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
-	var f, P []float64
+	s, chosen := route(logits, k, false)
 	if k.loss {
-		f, P = make([]float64, n), make([]float64, n)
-	}
-	for t := 0; t < tokens; t++ {
-		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
-		for i := range s {
-			switch {
-			case k.loss:
-				P[i] += s[i] / float64(tokens)
-				if chosen[i] {
-					f[i]++
-				}
-			case chosen[i]:
-				y[t*n+i] = T(s[i])
-			default:
-				y[t*n+i] = 0
+		// P sums the tokens in order, as before the routing ran in parallel.
+		f, P := routerCounts(chosen, k), make([]float64, n)
+		for t := 0; t < tokens; t++ {
+			for i, v := range s[t*n : (t+1)*n] {
+				P[i] += v / float64(tokens)
 			}
 		}
-	}
-	if k.loss {
 		var L float64
 		for i := range f {
-			L += f[i] * (float64(n) / float64(k.k*tokens)) * P[i]
+			L += f[i] * P[i]
 		}
 		y[0] = T(L)
+		return
+	}
+	for i, v := range s {
+		if chosen[i] {
+			y[i] = T(v)
+		} else {
+			y[i] = 0
+		}
 	}
 }
 
@@ -171,28 +212,30 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 // with ds = dgates on the chosen experts (gates) or dL·f/T (loss).
 func routerBackward[T floats](dx, dy, logits []T, k routerKernel) {
 	n, tokens := k.n(), k.tokens()
-	s, chosen, idx := make([]float64, n), make([]bool, n), make([]int, n)
-	ds := make([]float64, n)
+	s, chosen := route(logits, k, true)
 	var f []float64
 	if k.loss {
-		f = routerCounts(logits, k)
+		f = routerCounts(chosen, k)
 	}
-	for t := 0; t < tokens; t++ {
-		routeToken(s, chosen, logits[t*n:(t+1)*n], idx, k.k)
-		var dot float64
-		for i := range s {
-			switch {
-			case k.loss:
-				ds[i] = float64(dy[0]) * f[i] / float64(tokens)
-			case chosen[i]:
-				ds[i] = float64(dy[t*n+i])
-			default:
-				ds[i] = 0
+	parallelRanges(tokens, func(_, lo, hi int) {
+		ds := make([]float64, n)
+		for t := lo; t < hi; t++ {
+			st, ct := s[t*n:(t+1)*n], chosen[t*n:(t+1)*n]
+			var dot float64
+			for i := range st {
+				switch {
+				case k.loss:
+					ds[i] = float64(dy[0]) * f[i] / float64(tokens)
+				case ct[i]:
+					ds[i] = float64(dy[t*n+i])
+				default:
+					ds[i] = 0
+				}
+				dot += st[i] * ds[i]
 			}
-			dot += s[i] * ds[i]
+			for i := range st {
+				dx[t*n+i] = T(st[i] * (ds[i] - dot))
+			}
 		}
-		for i := range s {
-			dx[t*n+i] = T(s[i] * (ds[i] - dot))
-		}
-	}
+	})
 }
