@@ -213,7 +213,9 @@ type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 // SwiGLU.
 func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T) moeExpertPass[T] {
 	m, df := len(tokens), k.d*k.f
-	f := moeExpertPass[T]{X: scratch[T](m * k.d), H1: scratch[T](m * k.f), H3: scratch[T](m * k.f), A: scratch[T](m * k.f), Y: scratch[T](m * k.d)}
+	// Every buffer is written whole (gather, gemm with beta 0, gated SiLU).
+	f := moeExpertPass[T]{X: scratchUninit[T](m * k.d), H1: scratchUninit[T](m * k.f), H3: scratchUninit[T](m * k.f),
+		A: scratchUninit[T](m * k.f), Y: scratchUninit[T](m * k.d)}
 	gatherRows(f.X, x, tokens, k.d)
 	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
 	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
@@ -241,7 +243,7 @@ func (f *moeExpertPass[T]) keepForBackward() {
 // values the forward had, from the same x and the saved H1 and H3.
 func (f *moeExpertPass[T]) regather(k moeKernel, tokens []int, x []T) {
 	m := len(tokens)
-	f.X, f.A = scratch[T](m*k.d), scratch[T](m*k.f)
+	f.X, f.A = scratchUninit[T](m*k.d), scratchUninit[T](m*k.f) // written whole below
 	gatherRows(f.X, x, tokens, k.d)
 	gatedSiLU(f.A, f.H3, f.H1)
 }
@@ -258,7 +260,7 @@ func (f moeExpertPass[T]) release() {
 func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, W3, W2 []T, d [][]T) []T {
 	m, df := len(tokens), k.d*k.f
 	// dg_te = <dy_t, Y_t>; dY = g_te dy_t.
-	dY := scratch[T](m * k.d)
+	dY := scratchUninit[T](m * k.d) // written whole by the loop below
 	defer releaseScratch(dY)
 	for r, t := range tokens {
 		gt := g[t*k.n+e]
@@ -271,11 +273,11 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	}
 	// dW2 = Aᵀ dY; dA = dY W2ᵀ.
 	gemm(true, false, k.f, k.d, m, 1, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
-	dA := scratch[T](m * k.f)
+	dA := scratchUninit[T](m * k.f) // gemm with beta 0
 	defer releaseScratch(dA)
 	gemm(false, true, m, k.f, k.d, 1, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
 	// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1): A = gatedSiLU(H3, H1).
-	dH1, dH3 := f.A, scratch[T](m*k.f) // A is not read again
+	dH1, dH3 := f.A, scratchUninit[T](m*k.f) // A is not read again; gatedSiLUGrad writes both whole
 	defer releaseScratch(dH3)
 	gatedSiLUGrad(dH3, dH1, dA, f.H3, f.H1)
 	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH1, k.f, 0, d[2][e*df:], k.f)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 	"unsafe"
@@ -40,6 +41,32 @@ func scratch[T floats](n int) []T {
 	}
 	return make([]T, n, 1<<c)
 }
+
+// scratchUninit is scratch without the clearing, for a buffer its caller
+// overwrites whole before reading (a gemm with beta 0, a gather, an
+// elementwise kernel's output): its contents are whatever the pool held.
+func scratchUninit[T floats](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	c := bits.Len(uint(n - 1))
+	s, ok := scratchPools[scratchKind[T]()][c].Get().(*[]T)
+	if !ok {
+		s = new([]T)
+		*s = make([]T, n, 1<<c)
+	}
+	if poisonUninitScratch {
+		for i := range (*s)[:n] {
+			(*s)[i] = T(math.NaN())
+		}
+	}
+	return (*s)[:n]
+}
+
+// poisonUninitScratch fills scratchUninit's buffers with NaN, so that a
+// caller reading an element before writing it shows in the results. The
+// package's tests set it.
+var poisonUninitScratch = false
 
 // releaseScratch hands s (from scratch) back to its pool.
 func releaseScratch[T floats](s []T) {

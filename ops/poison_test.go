@@ -1,0 +1,4 @@
+package ops
+
+// Every test of the package runs with scratchUninit's buffers full of NaN.
+func init() { poisonUninitScratch = true }
