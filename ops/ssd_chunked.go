@@ -94,12 +94,14 @@ func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing 3)
 	for i := 0; i < L; i++ {
 		d := a.dt[v.do+(s0+i)*k.h]
-		xr := a.x[v.xo+(s0+i)*v.ldx:]
+		o := v.xo + (s0+i)*v.ldx
+		xr := a.x[o : o+k.p]
+		U, W := c.U[i*k.p:(i+1)*k.p], c.W[i*k.p:(i+1)*k.p]
 		w := T(c.w[i])
-		for j := 0; j < k.p; j++ {
-			u := d * xr[j]
-			c.U[i*k.p+j] = u
-			c.W[i*k.p+j] = w * u
+		for j, xv := range xr {
+			u := d * xv
+			U[j] = u
+			W[j] = w * u
 		}
 	}
 	if withG {
@@ -198,14 +200,17 @@ func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 	gemm(false, true, L, k.p, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, H, k.n, 0, c.tmp, k.p)
 	for i := 0; i < L; i++ {
 		e := T(c.e[i])
-		yr := out[v.xo+(s0+i)*v.ldx : v.xo+(s0+i)*v.ldx+k.p]
-		xr := a.x[v.xo+(s0+i)*v.ldx:]
-		for j := range yr {
-			yv := c.Yc[i*k.p+j] + e*c.tmp[i*k.p+j]
-			if a.D != nil {
-				yv += a.D[v.hh] * xr[j]
+		o := v.xo + (s0+i)*v.ldx
+		yr, yc, tm := out[o:o+k.p], c.Yc[i*k.p:(i+1)*k.p], c.tmp[i*k.p:(i+1)*k.p]
+		if a.D == nil {
+			for j, yv := range yc {
+				yr[j] = yv + e*tm[j]
 			}
-			yr[j] = yv
+			continue
+		}
+		Dh, xr := a.D[v.hh], a.x[o:o+k.p]
+		for j, yv := range yc {
+			yr[j] = yv + e*tm[j] + Dh*xr[j]
 		}
 	}
 }
@@ -305,10 +310,11 @@ func ssdStatePassingBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], 
 	gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.ldbc)
 	for j := 0; j < L; j++ {
 		w := c.w[j]
+		dW, U, dU := c.dW[j*k.p:(j+1)*k.p], c.U[j*k.p:(j+1)*k.p], c.dU[j*k.p:(j+1)*k.p]
 		var dw float64
-		for q := 0; q < k.p; q++ {
-			dw += float64(c.dW[j*k.p+q]) * float64(c.U[j*k.p+q])
-			c.dU[j*k.p+q] = T(w) * c.dW[j*k.p+q]
+		for q, dv := range dW {
+			dw += float64(dv) * float64(U[q])
+			dU[q] = T(w) * dv
 		}
 		c.dcum[L-1] += dw * w
 		c.dcum[j] -= dw * w
@@ -328,10 +334,12 @@ func ssdDecayBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdC
 		xr := a.x[v.xo+(s0+r)*v.ldx:]
 		dxr := d.x[v.xo+(s0+r)*v.ldx:]
 		// U = dt*x: dx += dt*dU, ddt += dU·x
+		dU := c.dU[r*k.p : (r+1)*k.p]
+		xr, dxr = xr[:len(dU)], dxr[:len(dU)]
 		var ddt float64
-		for q := 0; q < k.p; q++ {
-			ddt += float64(c.dU[r*k.p+q]) * float64(xr[q])
-			dxr[q] += T(dtv) * c.dU[r*k.p+q]
+		for q, u := range dU {
+			ddt += float64(u) * float64(xr[q])
+			dxr[q] += T(dtv) * u
 		}
 		d.dt[dto] += T(ddt + da*A)
 		*dA += da * dtv
@@ -346,18 +354,21 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 	k := v.k
 	Cc, Bc := a.C[v.bo+s0*v.ldbc:], a.B[v.bo+s0*v.ldbc:]
 	dCc, dBc := d.C[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
+	var dDc float64 // the chunk's dD, summed in the order of the loop
 	for i := 0; i < L; i++ {
-		gr := g[v.xo+(s0+i)*v.ldx:]
-		xr := a.x[v.xo+(s0+i)*v.ldx:]
-		dxr := d.x[v.xo+(s0+i)*v.ldx:]
-		for q := 0; q < k.p; q++ {
-			c.dY[i*k.p+q] = gr[q]
-			if a.D != nil {
-				*dD += float64(gr[q]) * float64(xr[q])
-				dxr[q] += a.D[v.hh] * gr[q]
+		o := v.xo + (s0+i)*v.ldx
+		gr := g[o : o+k.p]
+		copy(c.dY[i*k.p:(i+1)*k.p], gr)
+		if a.D != nil {
+			Dh := a.D[v.hh]
+			xr, dxr := a.x[o:o+k.p], d.x[o:o+k.p]
+			for q, gv := range gr {
+				dDc += float64(gv) * float64(xr[q])
+				dxr[q] += Dh * gv
 			}
 		}
 	}
+	*dD += dDc
 	// Diagonal block. Q = dY U^T; dG = seg∘Q; dU += M^T dY; R = G∘dG feeds dcum.
 	gemm(false, true, L, L, k.p, 1, c.dY, k.p, c.U, k.p, 0, c.dG, L)
 	gemm(true, false, L, k.p, L, 1, c.Gm, L, c.dY, k.p, 1, c.dU, k.p)
@@ -368,10 +379,11 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 	gemm(false, true, L, k.p, k.n, 1, Cc, v.ldbc, H, k.n, 0, c.tmp, k.p)
 	for i := 0; i < L; i++ {
 		e := c.e[i]
+		dy, tm := c.dY[i*k.p:(i+1)*k.p], c.tmp[i*k.p:(i+1)*k.p]
 		var de float64
-		for q := 0; q < k.p; q++ {
-			de += float64(c.dY[i*k.p+q]) * float64(c.tmp[i*k.p+q])
-			c.dY[i*k.p+q] *= T(e)
+		for q, yv := range dy {
+			de += float64(yv) * float64(tm[q])
+			dy[q] = yv * T(e)
 		}
 		c.dcum[i] += de * e
 	}
