@@ -71,7 +71,8 @@ func ssdApply(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
 		return nil, errors.Errorf("ssd: B must be [b,t,h,n] = [%d,%d,%d,n], got %v", b, t, h, bs)
 	}
 	n := bs[3]
-	k := ssdKernel{b: b, t: t, h: h, p: p, n: n, chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil, out: out}
+	k := ssdKernel{b: b, t: t, h: h, p: p, n: n, chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil, out: out,
+		saved: &ssdSaved{}}
 	if chunkLen < 1 {
 		return nil, errors.Errorf("ssd: chunk_len must be >= 1, got %d", chunkLen)
 	}
@@ -100,6 +101,58 @@ type ssdKernel struct {
 	chunk         int
 	hasD, hasH0   bool
 	out           ssdOutput
+	// saved is shared by the op and its gradient op: the states its forward
+	// passed between chunks (not an attribute: no hash).
+	saved *ssdSaved
+}
+
+// ssdSaved is the state entering every chunk of every (batch, head),
+// [b·h, nChunks+1, p, n] with the final state last, from the forward for
+// its backward in the same run (which otherwise runs the state passing
+// again). It is used when the forward ran on the same x, dt and B buffers
+// and it was not used yet. A graph is never run by two machines at once (see
+// reusedBuffer), so no lock is needed.
+type ssdSaved struct {
+	states   any // []float32 or []float64
+	x, dt, B any // the inputs the forward ran on (slices, compared by address)
+	fresh    bool
+}
+
+// releaseSaved is called by ReleaseBuffers.
+func (k ssdKernel) releaseSaved() {
+	if k.saved != nil {
+		*k.saved = ssdSaved{}
+	}
+}
+
+// chunks is the number of chunks of the scan.
+func (k ssdKernel) chunks() int { return (k.t + k.chunk - 1) / k.chunk }
+
+// savedStates returns the forward's states when the backward may use them
+// (and marks them used), or nil.
+func savedStates[T floats](k ssdKernel, a ssdArgs[T]) []T {
+	sv := k.saved
+	if sv == nil || !sv.fresh || !sameSlice(sv.x, a.x) || !sameSlice(sv.dt, a.dt) || !sameSlice(sv.B, a.B) {
+		return nil
+	}
+	sv.fresh = false
+	s, _ := sv.states.([]T)
+	return s
+}
+
+// statesBuffer is where the forward writes its states, kept from run to run.
+func statesBuffer[T floats](k ssdKernel, a ssdArgs[T]) []T {
+	sv := k.saved
+	if sv == nil {
+		return nil
+	}
+	n := k.b * k.h * (k.chunks() + 1) * k.p * k.n
+	s, ok := sv.states.([]T)
+	if !ok || len(s) != n {
+		s = make([]T, n)
+	}
+	sv.states, sv.x, sv.dt, sv.B, sv.fresh = s, a.x, a.dt, a.B, true
+	return s
 }
 
 func (k ssdKernel) name() string { return "ssd" }

@@ -169,6 +169,8 @@ func advance[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int
 }
 
 func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
+	states := statesBuffer(k, a) // the state entering each chunk, for the backward
+	span := (k.chunks() + 1) * k.p * k.n
 	parallelFor(k.b*k.h, func(bh int) {
 		v := k.view(bh)
 		c := newSSDChunk[T](k.chunk, k.p)
@@ -180,11 +182,17 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 		}
 		for s0 := 0; s0 < k.t; s0 += k.chunk {
 			L := min(k.chunk, k.t-s0)
+			if states != nil {
+				copy(states[bh*span+s0/k.chunk*len(H):], H)
+			}
 			E := prepare(v, a, c, s0, L, k.out == ssdOutY, false)
 			if k.out == ssdOutY {
 				ssdChunkOutput(v, a, c, H, s0, L, out)
 			}
 			advance(v, a, c, H, s0, L, E)
+		}
+		if states != nil {
+			copy(states[(bh+1)*span-len(H):], H)
 		}
 		if k.out == ssdOutState {
 			copy(out[bh*k.p*k.n:(bh+1)*k.p*k.n], H)
@@ -230,16 +238,22 @@ func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 // d(dt*A) by a reverse cumsum, and hands dH (E dH_next + Σ e_i dY_i ⊗ C_i) to
 // the previous chunk; what is left after the first chunk is dH0.
 func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
-	nChunks := (k.t + k.chunk - 1) / k.chunk
+	nChunks := k.chunks()
 	dAparts := make([]float64, k.b*k.h)
 	dDparts := make([]float64, k.b*k.h)
+	saved := savedStates(k, a)
 	parallelFor(k.b*k.h, func(bh int) {
 		v := k.view(bh)
 		c := newSSDChunk[T](k.chunk, k.p)
 		defer c.release()
 		pn := k.p * k.n
-		states := ssdChunkStates(k, v, a, c, bh, nChunks)
-		defer releaseScratch(states)
+		var states []T
+		if saved != nil {
+			states = saved[bh*(nChunks+1)*pn : (bh+1)*(nChunks+1)*pn]
+		} else {
+			states = ssdChunkStates(k, v, a, c, bh, nChunks)
+			defer releaseScratch(states)
+		}
 		dH := make([]T, pn) // dL/d(state leaving the current chunk)
 		if k.out == ssdOutState {
 			copy(dH, g[bh*pn:(bh+1)*pn])

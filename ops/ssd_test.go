@@ -214,3 +214,58 @@ func TestSSDRejectsBadShapes(t *testing.T) {
 		t.Fatal("chunk_len 0 was accepted")
 	}
 }
+
+// The backward that takes the chunk states its forward saved gives the same
+// gradients, to the bit, as one that passes the states again; a save for
+// other inputs is not used, and a save is used once.
+func TestSSDBackwardFromSave(t *testing.T) {
+	for i, c := range ssdEdgeCases {
+		for _, out := range []ssdOutput{ssdOutY, ssdOutState} {
+			d, other := c.draw(int64(40+i)), c.draw(int64(80+i))
+			newK := func() ssdKernel {
+				return ssdKernel{b: c.b, t: c.t, h: c.h, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, hasH0: c.withH0,
+					out: out, saved: &ssdSaved{}}
+			}
+			k0 := newK()
+			inputs := func(d ssdData) []any {
+				in := []any{d.x, d.dt, d.A, d.B, d.C}
+				if c.withD {
+					in = append(in, d.D)
+				}
+				if c.withH0 {
+					in = append(in, d.H0)
+				}
+				return in
+			}
+			dOut := randData(rand.New(rand.NewSource(int64(i))), k0.outShape().TotalSize(), nil)
+			grads := func(k ssdKernel, in []any) [][]float64 {
+				dIn := make([]any, len(in))
+				gs := make([][]float64, len(in))
+				for j := range in {
+					gs[j] = make([]float64, len(in[j].([]float64)))
+					dIn[j] = gs[j]
+				}
+				if err := k.backward(in, nil, dOut, dIn); err != nil {
+					t.Fatal(err)
+				}
+				return gs
+			}
+			forward := func(k ssdKernel, in []any) {
+				if err := k.forward(in, make([]float64, k.outShape().TotalSize())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := grads(k0, inputs(d))
+			k := newK()
+			forward(k, inputs(d))
+			got := grads(k, inputs(d))
+			if k.saved.fresh {
+				t.Errorf("%v: the save outlived the backward that used it", c)
+			}
+			assertSame(t, fmt.Sprintf("%v out=%d from the save", c, out), got, want)
+			stale := newK()
+			forward(stale, inputs(other))
+			assertSame(t, fmt.Sprintf("%v out=%d with a save for other inputs", c, out), grads(stale, inputs(d)), want)
+		}
+	}
+}
