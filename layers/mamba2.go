@@ -122,8 +122,8 @@ func (l *Mamba2) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 		X:  b.Reshape(X, bs, t, h, l.p),
 		DT: dt,
 		A:  decay(b, l.aLog),
-		B:  b.Must(ops.RepeatHeads(b.Reshape(B, bs, t, g, n), h)),
-		C:  b.Must(ops.RepeatHeads(b.Reshape(C, bs, t, g, n), h)),
+		B:  b.Reshape(B, bs, t, g, n), // [b,t,g,n]: the scan reads head i's group i/(h/g)
+		C:  b.Reshape(C, bs, t, g, n),
 		D:  b.Node(l.d),
 	}
 	y := b.Reshape(ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n), bs, t, l.di)

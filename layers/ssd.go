@@ -25,7 +25,7 @@ type SSDConfig struct {
 	Heads int `json:"heads,omitempty"`
 	// DState is n (default 16).
 	DState int `json:"d_state,omitempty"`
-	// Groups of B and C (default 1), repeated to h heads.
+	// Groups of B and C (default 1), each shared by heads/groups heads.
 	Groups int `json:"groups,omitempty"`
 	// ChunkLen of the chunked scan (default 64).
 	ChunkLen int `json:"chunk_len,omitempty"`
@@ -159,8 +159,8 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 		X:  b.Reshape(X, bs, t, h, l.p), // [b,t,h,p]
 		DT: dt,                          // [b,t,h]
 		A:  decay(b, l.aLog),
-		B:  b.Must(ops.RepeatHeads(B, h)), // [b,t,h,n]
-		C:  b.Must(ops.RepeatHeads(C, h)),
+		B:  B, // [b,t,g,n]: the scan reads head i's group i/(h/g)
+		C:  C,
 	}
 	if c.D {
 		in.D = b.Node(l.d)

@@ -10,8 +10,11 @@ import (
 
 // SSDInputs are the tensors of the state-space-duality scan (Wonderful
 // Matrices listing 3; Mamba2's SSD): x [b,t,h,p], dt [b,t,h] (already
-// positive), A [h] (negative), B, C [b,t,h,n], optional D [h] (the skip term)
-// and optional H0 [b,h,p,n], the state before the first token (nil = zeros).
+// positive), A [h] (negative), B, C [b,t,g,n] with g dividing h (head i
+// reads group i/(h/g), Mamba2's ngroups; g = h gives every head its own),
+// optional D [h] (the skip term) and optional H0 [b,h,p,n], the state before
+// the first token (nil = zeros). Heads that share a group share the chunks'
+// C Bᵀ, which the scan computes once per group.
 type SSDInputs struct {
 	X, DT, A, B, C *G.Node
 	D, H0          *G.Node
@@ -67,11 +70,11 @@ func ssdApply(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
 	}
 	b, t, h, p := xs[0], xs[1], xs[2], xs[3]
 	bs := in.B.Shape()
-	if bs.Dims() != 4 || bs[0] != b || bs[1] != t || bs[2] != h {
-		return nil, errors.Errorf("ssd: B must be [b,t,h,n] = [%d,%d,%d,n], got %v", b, t, h, bs)
+	if bs.Dims() != 4 || bs[0] != b || bs[1] != t || bs[2] < 1 || h%bs[2] != 0 {
+		return nil, errors.Errorf("ssd: B must be [b,t,g,n] = [%d,%d,g,n] with g dividing h = %d, got %v", b, t, h, bs)
 	}
 	n := bs[3]
-	k := ssdKernel{b: b, t: t, h: h, p: p, n: n, chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil, out: out,
+	k := ssdKernel{b: b, t: t, h: h, g: bs[2], p: p, n: n, chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil, out: out,
 		saved: &ssdSaved{}}
 	if chunkLen < 1 {
 		return nil, errors.Errorf("ssd: chunk_len must be >= 1, got %d", chunkLen)
@@ -98,6 +101,7 @@ func ssdApply(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
 // ssdKernel is the fused chunked SSD scan and its backward pass.
 type ssdKernel struct {
 	b, t, h, p, n int
+	g             int // groups of B and C
 	chunk         int
 	hasD, hasH0   bool
 	out           ssdOutput
@@ -157,10 +161,10 @@ func statesBuffer[T floats](k ssdKernel, a ssdArgs[T]) []T {
 
 func (k ssdKernel) name() string { return "ssd" }
 func (k ssdKernel) attrs() string {
-	return fmt.Sprintf("chunk=%d,D=%v,H0=%v,out=%d", k.chunk, k.hasD, k.hasH0, k.out)
+	return fmt.Sprintf("chunk=%d,groups=%d,D=%v,H0=%v,out=%d", k.chunk, k.g, k.hasD, k.hasH0, k.out)
 }
 func (k ssdKernel) inShapes() []tensor.Shape {
-	s := []tensor.Shape{{k.b, k.t, k.h, k.p}, {k.b, k.t, k.h}, {k.h}, {k.b, k.t, k.h, k.n}, {k.b, k.t, k.h, k.n}}
+	s := []tensor.Shape{{k.b, k.t, k.h, k.p}, {k.b, k.t, k.h}, {k.h}, {k.b, k.t, k.g, k.n}, {k.b, k.t, k.g, k.n}}
 	if k.hasD {
 		s = append(s, tensor.Shape{k.h})
 	}

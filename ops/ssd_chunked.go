@@ -47,24 +47,103 @@ func (c *ssdChunk[T]) release() {
 	}
 }
 
-// ssdView locates one (batch, head) inside the [b,t,h,*] tensors.
+// ssdView locates one (batch, head) inside the [b,t,h,*] tensors and its
+// group inside B and C [b,t,g,n]. The gradients of B and C have their own
+// offset and leading dimension: with fewer groups than heads each head
+// writes its own [b,t,h,n] partial (ssdGroupGrads).
 type ssdView struct {
 	k          ssdKernel
 	bi, hh     int
-	ldx, ldbc  int // leading dimensions: h*p and h*n
+	ldx, ldbc  int // leading dimensions: h*p and g*n
 	xo, bo, do int // offsets of token 0 in x, in B/C and in dt
+	dbo, lddbc int // offset and leading dimension of token 0 in dB/dC
 }
 
 func (k ssdKernel) view(bh int) ssdView {
 	bi, hh := bh/k.h, bh%k.h
-	return ssdView{k: k, bi: bi, hh: hh, ldx: k.h * k.p, ldbc: k.h * k.n,
-		xo: bi*k.t*k.h*k.p + hh*k.p, bo: bi*k.t*k.h*k.n + hh*k.n, do: bi*k.t*k.h + hh}
+	gi := hh / (k.h / k.g)
+	v := ssdView{k: k, bi: bi, hh: hh, ldx: k.h * k.p, ldbc: k.g * k.n,
+		xo: bi*k.t*k.h*k.p + hh*k.p, bo: bi*k.t*k.g*k.n + gi*k.n, do: bi*k.t*k.h + hh}
+	v.dbo, v.lddbc = v.bo, v.ldbc
+	if k.g < k.h {
+		v.dbo, v.lddbc = bi*k.t*k.h*k.n+hh*k.n, k.h*k.n
+	}
+	return v
+}
+
+// ssdGroupBlocks computes G = C Bᵀ of every chunk of every (batch, group)
+// once, [b, g, chunks, chunk, chunk] (a chunk of L tokens uses the first L²
+// as an L×L matrix), when heads share groups: every head of a group has the
+// same G. It returns nil when each head has its own B and C.
+func ssdGroupBlocks[T floats](k ssdKernel, a ssdArgs[T]) []T {
+	if k.g == k.h {
+		return nil
+	}
+	nc, cc := k.chunks(), k.chunk*k.chunk
+	blocks := scratchUninit[T](k.b * k.g * nc * cc) // each block written whole by its gemm
+	ld := k.g * k.n
+	parallelFor(k.b*k.g*nc, func(i int) {
+		bg, ci := i/nc, i%nc
+		bi, gi := bg/k.g, bg%k.g
+		s0 := ci * k.chunk
+		L := min(k.chunk, k.t-s0)
+		o := bi*k.t*ld + gi*k.n + s0*ld
+		gemm(false, true, L, L, k.n, 1, a.C[o:], ld, a.B[o:], ld, 0, blocks[i*cc:], L)
+	})
+	return blocks
+}
+
+// groupBlock is chunk ci's G for the head of v, from ssdGroupBlocks' blocks
+// (nil when there are none).
+func groupBlock[T floats](v ssdView, blocks []T, ci int) []T {
+	if blocks == nil {
+		return nil
+	}
+	k, cc := v.k, v.k.chunk*v.k.chunk
+	o := ((v.bi*k.g+v.hh/(k.h/k.g))*k.chunks() + ci) * cc
+	return blocks[o : o+cc]
+}
+
+// ssdGroupGrads are per-head partials of dB and dC [b,t,h,n] when heads share
+// groups (nil otherwise), so that the heads, run in parallel, never write
+// the same group's rows; sum adds them to dB and dC in head order.
+type ssdGroupGrads[T floats] struct{ dB, dC []T }
+
+func newSSDGroupGrads[T floats](k ssdKernel) ssdGroupGrads[T] {
+	if k.g == k.h {
+		return ssdGroupGrads[T]{}
+	}
+	n := k.b * k.t * k.h * k.n
+	return ssdGroupGrads[T]{scratch[T](n), scratch[T](n)}
+}
+
+// sum adds the partials into d.B and d.C (each group's heads in order) and
+// hands them back to the pools.
+func (gg ssdGroupGrads[T]) sum(k ssdKernel, d ssdArgs[T]) {
+	if gg.dB == nil {
+		return
+	}
+	per := k.h / k.g
+	for _, pair := range [][2][]T{{d.B, gg.dB}, {d.C, gg.dC}} {
+		dst, src := pair[0], pair[1]
+		if dst != nil {
+			for r := 0; r < k.b*k.t; r++ {
+				for hh := 0; hh < k.h; hh++ {
+					gr := dst[(r*k.g+hh/per)*k.n : (r*k.g+hh/per+1)*k.n]
+					for j, v := range src[(r*k.h+hh)*k.n : (r*k.h+hh+1)*k.n] {
+						gr[j] += v
+					}
+				}
+			}
+		}
+		releaseScratch(src)
+	}
 }
 
 // prepare fills cum, U, W and, when withG, the masked G of the chunk starting
-// at token s0 with L tokens, and when withSeg also seg (only the backward
+// at token s0 with L tokens (G copied from shared when not nil), and when withSeg also seg (only the backward
 // pass reads it). It returns exp(cum_last), the chunk's decay.
-func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool) float64 {
+func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool, shared []T) float64 {
 	k := v.k
 	A := float64(a.A[v.hh])
 	// 1. cumulative decay inside the chunk, in float64 (listing 3's A_cumsum)
@@ -112,7 +191,11 @@ func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 		// Row i is row i−1 times r_i = exp(cum_i − cum_{i−1}) = exp(dt_i·A),
 		// so no exp per element (they were most of the exponentials of a
 		// d_model-64 step).
-		gemm(false, true, L, L, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, a.B[v.bo+s0*v.ldbc:], v.ldbc, 0, c.Gm, L)
+		if shared != nil {
+			copy(c.Gm[:L*L], shared[:L*L]) // the group's G, computed once for its heads
+		} else {
+			gemm(false, true, L, L, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, a.B[v.bo+s0*v.ldbc:], v.ldbc, 0, c.Gm, L)
+		}
 		var seg []T
 		if withSeg {
 			seg = c.seg
@@ -170,6 +253,11 @@ func advance[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int
 
 func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 	states := statesBuffer(k, a) // the state entering each chunk, for the backward
+	var blocks []T
+	if k.out == ssdOutY {
+		blocks = ssdGroupBlocks(k, a)
+		defer releaseScratch(blocks)
+	}
 	span := (k.chunks() + 1) * k.p * k.n
 	parallelFor(k.b*k.h, func(bh int) {
 		v := k.view(bh)
@@ -185,7 +273,7 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 			if states != nil {
 				copy(states[bh*span+s0/k.chunk*len(H):], H)
 			}
-			E := prepare(v, a, c, s0, L, k.out == ssdOutY, false)
+			E := prepare(v, a, c, s0, L, k.out == ssdOutY, false, groupBlock(v, blocks, s0/k.chunk))
 			if k.out == ssdOutY {
 				ssdChunkOutput(v, a, c, H, s0, L, out)
 			}
@@ -242,6 +330,16 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 	dAparts := make([]float64, k.b*k.h)
 	dDparts := make([]float64, k.b*k.h)
 	saved := savedStates(k, a)
+	var blocks []T
+	if k.out == ssdOutY {
+		blocks = ssdGroupBlocks(k, a)
+		defer releaseScratch(blocks)
+	}
+	gg := newSSDGroupGrads[T](k)
+	dg := d // the heads' dB and dC: d's own, or per-head partials
+	if gg.dB != nil {
+		dg.B, dg.C = gg.dB, gg.dC
+	}
 	parallelFor(k.b*k.h, func(bh int) {
 		v := k.view(bh)
 		c := newSSDChunk[T](k.chunk, k.p)
@@ -264,10 +362,10 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			H := states[ci*pn : (ci+1)*pn]
-			E := prepare(v, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY)
-			ssdStatePassingBackward(k, v, a, d, c, H, dH, dHin, s0, L, E)
+			E := prepare(v, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY, groupBlock(v, blocks, ci))
+			ssdStatePassingBackward(k, v, a, dg, c, H, dH, dHin, s0, L, E)
 			if k.out == ssdOutY {
-				ssdChunkOutputBackward(v, a, d, c, g, H, dHin, s0, L, &dD)
+				ssdChunkOutputBackward(v, a, dg, c, g, H, dHin, s0, L, &dD)
 			}
 			ssdDecayBackward(k, v, a, d, c, s0, L, &dA)
 			dH, dHin = dHin, dH
@@ -277,6 +375,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 		}
 		dAparts[bh], dDparts[bh] = dA, dD
 	})
+	gg.sum(k, d)
 	for bh := range dAparts {
 		d.A[bh%k.h] += T(dAparts[bh])
 		if d.D != nil {
@@ -297,7 +396,7 @@ func ssdChunkStates[T floats](k ssdKernel, v ssdView, a ssdArgs[T], c *ssdChunk[
 		s0 := ci * k.chunk
 		L := min(k.chunk, k.t-s0)
 		copy(states[(ci+1)*pn:(ci+2)*pn], states[ci*pn:(ci+1)*pn])
-		E := prepare(v, a, c, s0, L, false, false)
+		E := prepare(v, a, c, s0, L, false, false, nil)
 		advance(v, a, c, states[(ci+1)*pn:(ci+2)*pn], s0, L, E)
 	}
 	return states
@@ -307,7 +406,7 @@ func ssdChunkStates[T floats](k ssdKernel, v ssdView, a ssdArgs[T], c *ssdChunk[
 // H_next = E*H + W^T B for one chunk: dHin = E dH, dB += W dH, dU = w dW,
 // and the decays' part of dcum (cleared first).
 func ssdStatePassingBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdChunk[T], H, dH, dHin []T, s0, L int, E float64) {
-	Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
+	Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.dbo+s0*v.lddbc:]
 	for i := range c.dcum[:L] {
 		c.dcum[i] = 0
 	}
@@ -321,7 +420,7 @@ func ssdStatePassingBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], 
 	c.dcum[L-1] += dE * E
 	// dW = B dH^T; dB += W dH; dU += w*dW; dw_j = dW_j·U_j
 	gemm(false, true, L, k.p, k.n, 1, Bc, v.ldbc, dH, k.n, 0, c.dW, k.p)
-	gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.ldbc)
+	gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.lddbc)
 	for j := 0; j < L; j++ {
 		w := c.w[j]
 		dW, U, dU := c.dW[j*k.p:(j+1)*k.p], c.U[j*k.p:(j+1)*k.p], c.dU[j*k.p:(j+1)*k.p]
@@ -367,7 +466,7 @@ func ssdDecayBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdC
 func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, dD *float64) {
 	k := v.k
 	Cc, Bc := a.C[v.bo+s0*v.ldbc:], a.B[v.bo+s0*v.ldbc:]
-	dCc, dBc := d.C[v.bo+s0*v.ldbc:], d.B[v.bo+s0*v.ldbc:]
+	dCc, dBc := d.C[v.dbo+s0*v.lddbc:], d.B[v.dbo+s0*v.lddbc:]
 	var dDc float64 // the chunk's dD, summed in the order of the loop
 	for i := 0; i < L; i++ {
 		o := v.xo + (s0+i)*v.ldx
@@ -387,8 +486,8 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 	gemm(false, true, L, L, k.p, 1, c.dY, k.p, c.U, k.p, 0, c.dG, L)
 	gemm(true, false, L, k.p, L, 1, c.Gm, L, c.dY, k.p, 1, c.dU, k.p)
 	ssdMaskGrad(c.Gm, c.seg, c.dG, c.dcum, L)
-	gemm(false, false, L, k.n, L, 1, c.dG, L, Bc, v.ldbc, 1, dCc, v.ldbc)
-	gemm(true, false, L, k.n, L, 1, c.dG, L, Cc, v.ldbc, 1, dBc, v.ldbc)
+	gemm(false, false, L, k.n, L, 1, c.dG, L, Bc, v.ldbc, 1, dCc, v.lddbc)
+	gemm(true, false, L, k.n, L, 1, c.dG, L, Cc, v.ldbc, 1, dBc, v.lddbc)
 	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
 	gemm(false, true, L, k.p, k.n, 1, Cc, v.ldbc, H, k.n, 0, c.tmp, k.p)
 	for i := 0; i < L; i++ {
@@ -402,7 +501,7 @@ func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T]
 		c.dcum[i] += de * e
 	}
 	gemm(true, false, k.p, k.n, L, 1, c.dY, k.p, Cc, v.ldbc, 1, dHin, k.n)
-	gemm(false, false, L, k.n, k.p, 1, c.dY, k.p, H, k.n, 1, dCc, v.ldbc)
+	gemm(false, false, L, k.n, k.p, 1, c.dY, k.p, H, k.n, 1, dCc, v.lddbc)
 }
 
 // ssdMaskGrad takes dG = Q = dY Uᵀ [L,L] of the diagonal block and turns it

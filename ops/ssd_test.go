@@ -223,7 +223,7 @@ func TestSSDBackwardFromSave(t *testing.T) {
 		for _, out := range []ssdOutput{ssdOutY, ssdOutState} {
 			d, other := c.draw(int64(40+i)), c.draw(int64(80+i))
 			newK := func() ssdKernel {
-				return ssdKernel{b: c.b, t: c.t, h: c.h, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, hasH0: c.withH0,
+				return ssdKernel{b: c.b, t: c.t, h: c.h, g: c.h, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, hasH0: c.withH0,
 					out: out, saved: &ssdSaved{}}
 			}
 			k0 := newK()

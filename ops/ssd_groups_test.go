@@ -1,0 +1,137 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// ssdGroupCases have fewer groups of B and C than heads.
+var ssdGroupCases = []struct {
+	ssdCase
+	g int
+}{
+	{ssdCase{b: 2, t: 11, h: 4, p: 3, n: 5, chunk: 4, withD: true, dtLo: 0.01, dtHi: 0.5, aScale: 2}, 2},
+	{ssdCase{b: 1, t: 17, h: 3, p: 2, n: 4, chunk: 5, withH0: true, dtLo: 0.01, dtHi: 1, aScale: 3}, 1},
+	{ssdCase{b: 2, t: 3, h: 2, p: 3, n: 2, chunk: 8, withD: true, withH0: true, dtLo: 0.01, dtHi: 0.5, aScale: 2}, 1},
+}
+
+// ssdGroupInputs are the fdInputs of a grouped case: B and C [b,t,g,n].
+func ssdGroupInputs(c ssdCase, g int) []fdInput {
+	in := []fdInput{
+		{name: "x", shape: []int{c.b, c.t, c.h, c.p}},
+		{name: "dt", shape: []int{c.b, c.t, c.h}, gen: uniformIn(c.dtLo, c.dtHi)},
+		{name: "A", shape: []int{c.h}, gen: uniformIn(-c.aScale, -0.1*c.aScale)},
+		{name: "B", shape: []int{c.b, c.t, g, c.n}},
+		{name: "C", shape: []int{c.b, c.t, g, c.n}},
+	}
+	if c.withD {
+		in = append(in, fdInput{name: "D", shape: []int{c.h}})
+	}
+	if c.withH0 {
+		in = append(in, fdInput{name: "H0", shape: []int{c.b, c.h, c.p, c.n}})
+	}
+	return in
+}
+
+// ssdFromNodes builds SSD (or its final state) from ssdGroupInputs' nodes,
+// with B and C repeated to the heads first when repeat is set.
+func ssdFromNodes(c ssdCase, n []*G.Node, out string, repeat bool) (*G.Node, error) {
+	in := SSDInputs{X: n[0], DT: n[1], A: n[2], B: n[3], C: n[4]}
+	if repeat {
+		var err error
+		if in.B, err = RepeatHeads(in.B, c.h); err != nil {
+			return nil, err
+		}
+		if in.C, err = RepeatHeads(in.C, c.h); err != nil {
+			return nil, err
+		}
+	}
+	j := 5
+	if c.withD {
+		in.D = n[j]
+		j++
+	}
+	if c.withH0 {
+		in.H0 = n[j]
+	}
+	if out == "state" {
+		return SSDFinalState(in, c.chunk)
+	}
+	return SSD(in, c.chunk)
+}
+
+func TestSSDGroupedGradFD(t *testing.T) {
+	for i, c := range ssdGroupCases {
+		for _, out := range []string{"y", "state"} {
+			t.Run(fmt.Sprintf("%v_g%d/%s", c.ssdCase, c.g, out), func(t *testing.T) {
+				checkGradFD(t, int64(60+i), ssdGroupInputs(c.ssdCase, c.g), func(n []*G.Node) (*G.Node, error) {
+					return ssdFromNodes(c.ssdCase, n, out, false)
+				})
+			})
+		}
+	}
+}
+
+// Grouped B and C give the values and gradients of the same B and C
+// repeated to every head (RepeatHeads), to the bit: the heads of a group
+// share one C Bᵀ per chunk, and their dB and dC are summed in head order as
+// RepeatHeads' gradient sums them.
+func TestSSDGroupsEqualRepeatedHeads(t *testing.T) {
+	for i, c := range ssdGroupCases {
+		for _, out := range []string{"y", "state"} {
+			inputs := ssdGroupInputs(c.ssdCase, c.g)
+			r := rand.New(rand.NewSource(int64(90 + i)))
+			data := make([][]float64, len(inputs))
+			for j, s := range inputs {
+				gen := s.gen
+				if gen == nil {
+					gen = normal
+				}
+				n := 1
+				for _, d := range s.shape {
+					n *= d
+				}
+				data[j] = randData(r, n, gen)
+			}
+			var w []float64
+			run := func(repeat bool) [][]float64 {
+				g := G.NewGraph()
+				nodes := make([]*G.Node, len(inputs))
+				for j, s := range inputs {
+					nodes[j] = tensorNode(g, s.name, data[j], s.shape...)
+				}
+				y, err := ssdFromNodes(c.ssdCase, nodes, out, repeat)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w == nil {
+					w = randData(r, y.Shape().TotalSize(), nil)
+				}
+				cost, err := weightedSum(y, tensorNode(g, "w", w, y.Shape()...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				grads, err := G.Grad(cost, nodes...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return evaluate(t, g, append([]*G.Node{y}, grads...)...)
+			}
+			got, want := run(false), run(true)
+			for j := range want {
+				what := "y"
+				if j > 0 {
+					what = "d" + inputs[j-1].name
+				}
+				for e := range want[j] {
+					if got[j][e] != want[j][e] {
+						t.Fatalf("%v g%d %s: %s[%d] = %v grouped, %v repeated (want the same bits)", c.ssdCase, c.g, out, what, e, got[j][e], want[j][e])
+					}
+				}
+			}
+		}
+	}
+}
