@@ -116,9 +116,7 @@ func logSumExp[T floats](row, scratch []T) (lse, rowMax float64) {
 	if sc, ok := any(scratch[:len(row)]).([]float32); ok {
 		copy(sc, any(row).([]float32))
 		expShift32(sc, float32(m))
-		for _, e := range sc {
-			s += float64(e)
-		}
+		s = sum64(sc)
 	} else {
 		for _, v := range row {
 			s += math.Exp(float64(v - m))

@@ -22,6 +22,24 @@ func dot[T floats](a, b []T) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// sum64 is Σ a in float64, in four interleaved partial sums (the order is
+// fixed, so the result repeats to the bit; the partial sums keep the adds
+// from waiting on each other).
+func sum64[T floats](a []T) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i])
+		s1 += float64(a[i+1])
+		s2 += float64(a[i+2])
+		s3 += float64(a[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
 // axpy sets y[i] += alpha·x[i] over len(x); y must be at least as long.
 func axpy[T floats](alpha T, x, y []T) {
 	y = y[:len(x)]
