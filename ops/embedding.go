@@ -27,6 +27,9 @@ func (k embeddingKernel) outShape() tensor.Shape {
 }
 func (k embeddingKernel) diffWRT() []bool { return []bool{true, false} }
 
+// The gather writes every row of the output (a bad id is an error).
+func (k embeddingKernel) writesWholeOutput() bool { return true }
+
 func (k embeddingKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:

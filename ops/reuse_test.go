@@ -62,3 +62,22 @@ func TestReleaseBuffers(t *testing.T) {
 		t.Errorf("%d fused ops still hold a buffer after ReleaseBuffers", held)
 	}
 }
+
+// Under the tests, a reused buffer of a kernel that says it writes its whole
+// output comes back full of NaN (and one that does not say so, zeroed), so
+// that a wrong claim shows in the results.
+func TestReusedBufferPoisonedUnlessZeroed(t *testing.T) {
+	var r reusedBuffer
+	b := r.get(tensor.Float32, 4, false).([]float32)
+	copy(b, []float32{1, 2, 3, 4})
+	for i, v := range r.get(tensor.Float32, 4, false).([]float32) {
+		if v == v {
+			t.Fatalf("element %d = %v after a reuse without zeroing, want NaN", i, v)
+		}
+	}
+	for i, v := range r.get(tensor.Float32, 4, true).([]float32) {
+		if v != 0 {
+			t.Fatalf("element %d = %v after a reuse with zeroing, want 0", i, v)
+		}
+	}
+}

@@ -39,6 +39,10 @@ func (k rmsnormKernel) inShapes() []tensor.Shape {
 func (k rmsnormKernel) outShape() tensor.Shape { return k.shape }
 func (k rmsnormKernel) diffWRT() []bool        { return []bool{true, true} }
 
+// The forward writes every y (the backward adds dw over rows, so its
+// gradients are not written whole).
+func (k rmsnormKernel) writesWholeOutput() bool { return true }
+
 func (k rmsnormKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:

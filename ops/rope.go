@@ -116,6 +116,10 @@ func (k ropeKernel) inShapes() []tensor.Shape { return []tensor.Shape{k.shape} }
 func (k ropeKernel) outShape() tensor.Shape   { return k.shape }
 func (k ropeKernel) diffWRT() []bool          { return []bool{true} }
 
+// rotate writes every element of every vector (d is even), forward and back.
+func (k ropeKernel) writesWholeOutput() bool    { return true }
+func (k ropeKernel) writesWholeGradients() bool { return true }
+
 func (k ropeKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:

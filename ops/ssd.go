@@ -187,6 +187,10 @@ func (k ssdKernel) diffWRT() []bool {
 	return d
 }
 
+// The forward writes every y (or every final state); the backward adds into
+// its gradients.
+func (k ssdKernel) writesWholeOutput() bool { return true }
+
 // ssdArgs names the kernel's inputs (D and H0 nil when absent).
 type ssdArgs[T floats] struct{ x, dt, A, B, C, D, H0 []T }
 
