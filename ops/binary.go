@@ -67,6 +67,10 @@ func (k binaryKernel) diffWRT() []bool            { return []bool{true, true} }
 func (k binaryKernel) writesWholeOutput() bool    { return true }
 func (k binaryKernel) writesWholeGradients() bool { return true }
 
+// The gradient of a sum with respect to either input is the upstream
+// gradient: the residual stream's gradient is passed on without copies.
+func (k binaryKernel) gradientIsUpstream() bool { return k.op == binaryAdd }
+
 func (k binaryKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:

@@ -124,8 +124,20 @@ func (op fusedOp) String() string   { return fmt.Sprintf("%s{%s}", op.k.name(), 
 
 func (op fusedOp) DiffWRT(n int) []bool { return op.k.diffWRT() }
 
+// upstreamGradient is a kernel whose gradient with respect to every input
+// is the upstream gradient itself (a sum): its SymDiff hands grad on, as
+// Gorgonia's own addition does, with no backward node and no copies.
+type upstreamGradient interface{ gradientIsUpstream() bool }
+
 // SymDiff adds the backward node and one unpack node per differentiable input.
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if u, ok := op.k.(upstreamGradient); ok && u.gradientIsUpstream() {
+		res := make(G.Nodes, len(inputs))
+		for i := range res {
+			res[i] = grad
+		}
+		return res, nil
+	}
 	diff := op.k.diffWRT()
 	children := append(append(G.Nodes{}, inputs...), output, grad)
 	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer)}, children...)
