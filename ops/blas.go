@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,21 +83,56 @@ func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, ld
 }
 
 // GemmRate measures the float32 matrix-product rate of this build's BLAS,
-// in FLOP/s, the way the fused ops use it: products of a d_model-256 linear
-// layer over 4096 tokens ([4096×256]·[256×1024], its transposes for the two
-// gradients), split across GOMAXPROCS. It runs for at least minTime after one
-// untimed product. `wm bench` sets a step's matrix-product work (GemmFLOPs)
-// against it: the fastest a step could be if everything else took no time.
+// in FLOP/s, the way a step can use the cores: the products of a
+// d_model-256 linear layer over 4096 tokens ([4096×256]·[256×1024], its
+// transposes for the two gradients) split across GOMAXPROCS (as one graph's
+// fused ops split them), or GOMAXPROCS such products at once on operands of
+// their own, one goroutine each (as data-parallel shards run them),
+// whichever is faster; with one thread the two are the same. Each way runs
+// for at least minTime after one untimed product. `wm bench` sets a step's
+// matrix-product work (GemmFLOPs) against it: the fastest a step could be if
+// everything else took no time.
 func GemmRate(minTime time.Duration) float64 {
-	flops, products := linearProducts(parallelGemm[float32])
-	products[0].run()
-	var n int
-	t0 := time.Now()
-	for time.Since(t0) < minTime || n < len(products) {
-		products[n%len(products)].run()
-		n++
+	split := gemmRateOf(minTime, 1, parallelGemm[float32])
+	if p := runtime.GOMAXPROCS(0); p > 1 {
+		return max(split, gemmRateOf(minTime, p, gemm[float32]))
 	}
-	return flops * float64(n) / time.Since(t0).Seconds()
+	return split
+}
+
+// gemmRateOf runs linearProducts through mm on the given number of
+// goroutines at once, each on its own operands: each sets up and runs one
+// untimed product, then all start together and each times at least minTime
+// of products. It returns the sum of their FLOP/s.
+func gemmRateOf(minTime time.Duration, goroutines int, mm gemmFunc) float64 {
+	rates := make([]float64, goroutines)
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	for g := range goroutines {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			f, products := linearProducts(mm)
+			products[0].run()
+			ready.Done()
+			<-start
+			t0 := time.Now()
+			n := 0
+			for ; time.Since(t0) < minTime || n < len(products); n++ {
+				products[n%len(products)].run()
+			}
+			rates[g] = f * float64(n) / time.Since(t0).Seconds()
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+	var total float64
+	for _, r := range rates {
+		total += r
+	}
+	return total
 }
 
 // gemmFunc is gemm or parallelGemm on float32.
