@@ -18,56 +18,11 @@ var ssdGroupCases = []struct {
 	{ssdCase{b: 2, t: 3, h: 2, p: 3, n: 2, chunk: 8, withD: true, withH0: true, dtLo: 0.01, dtHi: 0.5, aScale: 2}, 1},
 }
 
-// ssdGroupInputs are the fdInputs of a grouped case: B and C [b,t,g,n].
-func ssdGroupInputs(c ssdCase, g int) []fdInput {
-	in := []fdInput{
-		{name: "x", shape: []int{c.b, c.t, c.h, c.p}},
-		{name: "dt", shape: []int{c.b, c.t, c.h}, gen: uniformIn(c.dtLo, c.dtHi)},
-		{name: "A", shape: []int{c.h}, gen: uniformIn(-c.aScale, -0.1*c.aScale)},
-		{name: "B", shape: []int{c.b, c.t, g, c.n}},
-		{name: "C", shape: []int{c.b, c.t, g, c.n}},
-	}
-	if c.withD {
-		in = append(in, fdInput{name: "D", shape: []int{c.h}})
-	}
-	if c.withH0 {
-		in = append(in, fdInput{name: "H0", shape: []int{c.b, c.h, c.p, c.n}})
-	}
-	return in
-}
-
-// ssdFromNodes builds SSD (or its final state) from ssdGroupInputs' nodes,
-// with B and C repeated to the heads first when repeat is set.
-func ssdFromNodes(c ssdCase, n []*G.Node, out string, repeat bool) (*G.Node, error) {
-	in := SSDInputs{X: n[0], DT: n[1], A: n[2], B: n[3], C: n[4]}
-	if repeat {
-		var err error
-		if in.B, err = RepeatHeads(in.B, c.h); err != nil {
-			return nil, err
-		}
-		if in.C, err = RepeatHeads(in.C, c.h); err != nil {
-			return nil, err
-		}
-	}
-	j := 5
-	if c.withD {
-		in.D = n[j]
-		j++
-	}
-	if c.withH0 {
-		in.H0 = n[j]
-	}
-	if out == "state" {
-		return SSDFinalState(in, c.chunk)
-	}
-	return SSD(in, c.chunk)
-}
-
 func TestSSDGroupedGradFD(t *testing.T) {
 	for i, c := range ssdGroupCases {
 		for _, out := range []string{"y", "state"} {
 			t.Run(fmt.Sprintf("%v_g%d/%s", c.ssdCase, c.g, out), func(t *testing.T) {
-				checkGradFD(t, int64(60+i), ssdGroupInputs(c.ssdCase, c.g), func(n []*G.Node) (*G.Node, error) {
+				checkGradFD(t, int64(60+i), ssdFDInputs(c.ssdCase, c.g), func(n []*G.Node) (*G.Node, error) {
 					return ssdFromNodes(c.ssdCase, n, out, false)
 				})
 			})
@@ -82,7 +37,7 @@ func TestSSDGroupedGradFD(t *testing.T) {
 func TestSSDGroupsEqualRepeatedHeads(t *testing.T) {
 	for i, c := range ssdGroupCases {
 		for _, out := range []string{"y", "state"} {
-			inputs := ssdGroupInputs(c.ssdCase, c.g)
+			inputs := ssdFDInputs(c.ssdCase, c.g)
 			r := rand.New(rand.NewSource(int64(90 + i)))
 			data := make([][]float64, len(inputs))
 			for j, s := range inputs {

@@ -164,37 +164,58 @@ func TestSSDStrongDecayLong(t *testing.T) {
 	}
 }
 
+// ssdFDInputs are the fdInputs of a case with g groups of B and C
+// ([b,t,g,n]; g = h gives every head its own).
+func ssdFDInputs(c ssdCase, g int) []fdInput {
+	in := []fdInput{
+		{name: "x", shape: []int{c.b, c.t, c.h, c.p}},
+		{name: "dt", shape: []int{c.b, c.t, c.h}, gen: uniformIn(c.dtLo, c.dtHi)},
+		{name: "A", shape: []int{c.h}, gen: uniformIn(-c.aScale, -0.1*c.aScale)},
+		{name: "B", shape: []int{c.b, c.t, g, c.n}},
+		{name: "C", shape: []int{c.b, c.t, g, c.n}},
+	}
+	if c.withD {
+		in = append(in, fdInput{name: "D", shape: []int{c.h}})
+	}
+	if c.withH0 {
+		in = append(in, fdInput{name: "H0", shape: []int{c.b, c.h, c.p, c.n}})
+	}
+	return in
+}
+
+// ssdFromNodes builds SSD (or its final state) from ssdFDInputs' nodes,
+// with B and C repeated to the heads first when repeat is set.
+func ssdFromNodes(c ssdCase, n []*G.Node, out string, repeat bool) (*G.Node, error) {
+	in := SSDInputs{X: n[0], DT: n[1], A: n[2], B: n[3], C: n[4]}
+	if repeat {
+		var err error
+		if in.B, err = RepeatHeads(in.B, c.h); err != nil {
+			return nil, err
+		}
+		if in.C, err = RepeatHeads(in.C, c.h); err != nil {
+			return nil, err
+		}
+	}
+	j := 5
+	if c.withD {
+		in.D = n[j]
+		j++
+	}
+	if c.withH0 {
+		in.H0 = n[j]
+	}
+	if out == "state" {
+		return SSDFinalState(in, c.chunk)
+	}
+	return SSD(in, c.chunk)
+}
+
 func TestSSDGradFD(t *testing.T) {
 	for i, c := range ssdEdgeCases {
 		for _, out := range []string{"y", "state"} {
 			t.Run(c.String()+"/"+out, func(t *testing.T) {
-				shapes := []fdInput{
-					{name: "x", shape: []int{c.b, c.t, c.h, c.p}},
-					{name: "dt", shape: []int{c.b, c.t, c.h}, gen: uniformIn(c.dtLo, c.dtHi)},
-					{name: "A", shape: []int{c.h}, gen: uniformIn(-c.aScale, -0.1*c.aScale)},
-					{name: "B", shape: []int{c.b, c.t, c.h, c.n}},
-					{name: "C", shape: []int{c.b, c.t, c.h, c.n}},
-				}
-				if c.withD {
-					shapes = append(shapes, fdInput{name: "D", shape: []int{c.h}})
-				}
-				if c.withH0 {
-					shapes = append(shapes, fdInput{name: "H0", shape: []int{c.b, c.h, c.p, c.n}})
-				}
-				checkGradFD(t, int64(20+i), shapes, func(n []*G.Node) (*G.Node, error) {
-					in := SSDInputs{X: n[0], DT: n[1], A: n[2], B: n[3], C: n[4]}
-					j := 5
-					if c.withD {
-						in.D = n[j]
-						j++
-					}
-					if c.withH0 {
-						in.H0 = n[j]
-					}
-					if out == "state" {
-						return SSDFinalState(in, c.chunk)
-					}
-					return SSD(in, c.chunk)
+				checkGradFD(t, int64(20+i), ssdFDInputs(c, c.h), func(n []*G.Node) (*G.Node, error) {
+					return ssdFromNodes(c, n, out, false)
 				})
 			})
 		}
