@@ -20,7 +20,10 @@ import (
 // work of a step (ops.GemmFLOPs) and the rate the step achieves on it, to set
 // against BenchmarkGemm's rate for this BLAS. Each size runs as one graph
 // (shards=1) and split over two graphs at once (shards=2, data
-// parallelism: compare the two with -cpu 2). Use it with -cpuprofile.
+// parallelism: compare the two with -cpu 2; at -cpu 1 the shards' BLAS
+// calls still run on other cores, because cgo calls do not count against
+// GOMAXPROCS, so pin the process with taskset to measure one core). Use it
+// with -cpuprofile.
 func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
 
 // BenchmarkEvalStep is BenchmarkTrainStep without gradients or update.
