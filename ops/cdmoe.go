@@ -101,16 +101,12 @@ type cdmoeKernel struct {
 
 // cdmoeSaved is what a CDMoE forward keeps for its backward in the same
 // run: the shared MLP's activations and queries, and every token's chosen
-// experts (retrieval is the costliest part of the op after the products).
-// The backward uses them when the forward that saved them ran on the same
-// input buffer and they were not used yet; otherwise it computes them
-// again. A graph is never run by two machines at once (see reusedBuffer),
-// so no lock is needed.
+// experts (retrieval is the costliest part of the op after the products),
+// for the same x (forwardSave).
 type cdmoeSaved struct {
+	forwardSave
 	act    any // cdmoeAct[float32] or cdmoeAct[float64]
 	chosen []expertChoice
-	x      any // the input x the forward ran on (its slice, compared by address)
-	fresh  bool
 }
 
 // release drops the saved activations (back to the pools).
@@ -121,7 +117,8 @@ func (sv *cdmoeSaved) release() {
 	case cdmoeAct[float64]:
 		a.release()
 	}
-	sv.act, sv.x, sv.fresh = nil, nil, false
+	sv.act = nil
+	sv.drop()
 }
 
 // releaseSaved is called by ReleaseBuffers.
@@ -265,9 +262,8 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 // computes them (and drops them when it is done).
 func cdmoeForwardState[T floats](k cdmoeKernel, x, Wup, Wdown, Wq, keys []T, backward bool) (cdmoeAct[T], []expertChoice) {
 	sv := k.saved
-	if backward && sv.fresh && sameSlice(sv.x, x) {
+	if backward && sv.take(x) {
 		if a, ok := sv.act.(cdmoeAct[T]); ok {
-			sv.fresh = false
 			return a, sv.chosen
 		}
 	}
@@ -289,15 +285,11 @@ func cdmoeForwardState[T floats](k cdmoeKernel, x, Wup, Wdown, Wq, keys []T, bac
 			}
 		}
 	})
-	sv.act, sv.x, sv.fresh = sh, x, !backward
+	sv.act = sh // released by the next release, whether or not kept
+	if !backward {
+		sv.keep(x)
+	}
 	return sh, chosen
-}
-
-// sameSlice says whether a (a []float32 or []float64 in an any) is the
-// slice b: same first element and length.
-func sameSlice[T floats](a any, b []T) bool {
-	s, ok := a.([]T)
-	return ok && len(s) == len(b) && len(s) > 0 && &s[0] == &b[0]
 }
 
 // cdmoeAct are the cross-domain MLP's activations and the queries of all

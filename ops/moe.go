@@ -51,16 +51,12 @@ type moeKernel struct {
 }
 
 // moeSaved is what a MoEExperts forward keeps for its backward in the same
-// run: every expert's tokens and its H1, H3 and Y (X is gathered again and
-// A = silu(H1) ⊙ H3 recomputed, both cheap next to the three products the
-// save spares). The backward uses them when the forward that saved them ran
-// on the same x and gates buffers and they were not used yet; otherwise it
-// runs the experts' forward again. A graph is never run by two machines at
-// once (see reusedBuffer), so no lock is needed.
+// run, for the same x and gates (forwardSave): every expert's tokens and its
+// H1, H3 and Y (X is gathered again and A = silu(H1) ⊙ H3 recomputed, both
+// cheap next to the three products the save spares).
 type moeSaved struct {
+	forwardSave
 	experts any // []moeExpert[float32] or []moeExpert[float64]
-	x, g    any // the inputs the forward ran on (slices, compared by address)
-	fresh   bool
 }
 
 // release hands the saved activations back to the pools.
@@ -71,7 +67,8 @@ func (sv *moeSaved) release() {
 	case []moeExpert[float64]:
 		releaseExperts(ex)
 	}
-	sv.experts, sv.x, sv.g, sv.fresh = nil, nil, nil, false
+	sv.experts = nil
+	sv.drop()
 }
 
 // releaseSaved is called by ReleaseBuffers.
@@ -134,14 +131,15 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	backward := dy != nil
 	var experts []moeExpert[T]
 	reuse := false
-	if backward && sv.fresh && sameSlice(sv.x, x) && sameSlice(sv.g, g) {
+	if backward && sv.take(x, g) {
 		experts, reuse = sv.experts.([]moeExpert[T])
 	}
 	if !reuse {
 		sv.release() // a save nobody used (an evaluation run) goes back first
 		experts = moeTokens[T](g, k)
 	}
-	sv.experts, sv.x, sv.g, sv.fresh = nil, nil, nil, false
+	sv.experts = nil // this pass owns them now
+	sv.drop()
 	parallelFor(k.n, func(e int) {
 		ex := &experts[e]
 		if len(ex.tokens) == 0 {
@@ -187,7 +185,8 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	for e := range experts {
 		experts[e].pass.keepForBackward()
 	}
-	sv.experts, sv.x, sv.g, sv.fresh = experts, x, g, true
+	sv.experts = experts
+	sv.keep(x, g)
 }
 
 // moeTokens lists every expert's tokens: those with a non-zero gate.

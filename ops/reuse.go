@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"math"
-
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -53,9 +51,7 @@ func reuseBuffer[T floats](b []T, zero bool) {
 	case zero:
 		clear(b)
 	case poisonUninitScratch:
-		for i := range b {
-			b[i] = T(math.NaN())
-		}
+		poison(b)
 	}
 }
 
@@ -75,6 +71,52 @@ func overwritesOutput(k kernel) bool {
 func overwritesGradients(k kernel) bool {
 	w, ok := k.(gradientWriter)
 	return ok && w.writesWholeGradients()
+}
+
+// forwardSave is the bookkeeping of what a fused op's forward keeps for its
+// backward in the same run (CDMoE's activations and retrieval, the MoE
+// experts' activations, the router's choice, the SSD's chunk states): which
+// input buffers that forward ran on, and whether a backward has used the
+// save yet. A backward may use it only once, and only for the same buffers;
+// otherwise it computes what it needs again. A graph is never run by two
+// machines at once (see reusedBuffer), so no lock is needed.
+type forwardSave struct {
+	inputs []any // slices, compared by address
+	fresh  bool
+}
+
+// keep marks the save as written by a forward on inputs.
+func (s *forwardSave) keep(inputs ...any) { s.inputs, s.fresh = inputs, true }
+
+// take says whether a backward on inputs may use the save, and marks it
+// used either way.
+func (s *forwardSave) take(inputs ...any) bool {
+	ok := s.fresh && len(inputs) == len(s.inputs)
+	for i := 0; ok && i < len(inputs); i++ {
+		ok = sameBuffer(s.inputs[i], inputs[i])
+	}
+	s.fresh = false
+	return ok
+}
+
+// drop forgets the inputs: nothing may use the save.
+func (s *forwardSave) drop() { *s = forwardSave{} }
+
+// sameBuffer says whether a and b ([]float32 or []float64 in an any) are
+// one slice: same type, length and first element.
+func sameBuffer(a, b any) bool {
+	switch x := a.(type) {
+	case []float32:
+		return sameSlice(x, b)
+	case []float64:
+		return sameSlice(x, b)
+	}
+	return false
+}
+
+func sameSlice[T floats](a []T, b any) bool {
+	s, ok := b.([]T)
+	return ok && len(s) == len(a) && len(s) > 0 && &s[0] == &a[0]
 }
 
 // savedReleaser is a kernel whose forward keeps state for its backward (CDMoE's

@@ -60,15 +60,12 @@ type routerKernel struct {
 }
 
 // routerSaved is every token's softmax over the experts and its top-k
-// choice, from a router op's forward, for its backward in the same run: it
-// is used when the forward ran on the same logits buffer and it was not used
-// yet, and computed again otherwise. A graph is never run by two machines
-// at once (see reusedBuffer), so no lock is needed.
+// choice, from a router op's forward, for its backward in the same run on
+// the same logits (forwardSave).
 type routerSaved struct {
+	forwardSave
 	s      []float64 // [tokens, N]
 	chosen []bool    // [tokens, N]
-	logits any       // the logits the forward ran on (slice, compared by address)
-	fresh  bool
 }
 
 // releaseSaved is called by ReleaseBuffers.
@@ -84,8 +81,7 @@ func (k routerKernel) releaseSaved() {
 // The forward saves what it computed.
 func route[T floats](logits []T, k routerKernel, backward bool) ([]float64, []bool) {
 	sv := k.saved
-	if backward && sv.fresh && sameSlice(sv.logits, logits) {
-		sv.fresh = false
+	if backward && sv.take(logits) {
 		return sv.s, sv.chosen
 	}
 	n, tokens := k.n(), k.tokens()
@@ -99,7 +95,9 @@ func route[T floats](logits []T, k routerKernel, backward bool) ([]float64, []bo
 			routeToken(s[t*n:(t+1)*n], chosen[t*n:(t+1)*n], logits[t*n:(t+1)*n], idx, k.k)
 		}
 	})
-	sv.logits, sv.fresh = logits, !backward
+	if !backward {
+		sv.keep(logits)
+	}
 	return s, chosen
 }
 

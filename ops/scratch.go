@@ -56,9 +56,7 @@ func scratchUninit[T floats](n int) []T {
 		*s = make([]T, n, 1<<c)
 	}
 	if poisonUninitScratch {
-		for i := range (*s)[:n] {
-			(*s)[i] = T(math.NaN())
-		}
+		poison((*s)[:n])
 	}
 	return (*s)[:n]
 }
@@ -67,6 +65,13 @@ func scratchUninit[T floats](n int) []T {
 // caller reading an element before writing it shows in the results. The
 // package's tests set it.
 var poisonUninitScratch = false
+
+// poison fills b with NaN.
+func poison[T floats](b []T) {
+	for i := range b {
+		b[i] = T(math.NaN())
+	}
+}
 
 // releaseScratch hands s (from scratch) back to its pool.
 func releaseScratch[T floats](s []T) {

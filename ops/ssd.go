@@ -113,13 +113,10 @@ type ssdKernel struct {
 // ssdSaved is the state entering every chunk of every (batch, head),
 // [b·h, nChunks+1, p, n] with the final state last, from the forward for
 // its backward in the same run (which otherwise runs the state passing
-// again). It is used when the forward ran on the same x, dt and B buffers
-// and it was not used yet. A graph is never run by two machines at once (see
-// reusedBuffer), so no lock is needed.
+// again), for the same x, dt and B (forwardSave).
 type ssdSaved struct {
-	states   any // []float32 or []float64
-	x, dt, B any // the inputs the forward ran on (slices, compared by address)
-	fresh    bool
+	forwardSave
+	states any // []float32 or []float64
 }
 
 // releaseSaved is called by ReleaseBuffers.
@@ -136,10 +133,9 @@ func (k ssdKernel) chunks() int { return (k.t + k.chunk - 1) / k.chunk }
 // (and marks them used), or nil.
 func savedStates[T floats](k ssdKernel, a ssdArgs[T]) []T {
 	sv := k.saved
-	if sv == nil || !sv.fresh || !sameSlice(sv.x, a.x) || !sameSlice(sv.dt, a.dt) || !sameSlice(sv.B, a.B) {
+	if sv == nil || !sv.take(a.x, a.dt, a.B) {
 		return nil
 	}
-	sv.fresh = false
 	s, _ := sv.states.([]T)
 	return s
 }
@@ -155,7 +151,8 @@ func statesBuffer[T floats](k ssdKernel, a ssdArgs[T]) []T {
 	if !ok || len(s) != n {
 		s = make([]T, n)
 	}
-	sv.states, sv.x, sv.dt, sv.B, sv.fresh = s, a.x, a.dt, a.B, true
+	sv.states = s
+	sv.keep(a.x, a.dt, a.B)
 	return s
 }
 

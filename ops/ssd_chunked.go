@@ -53,7 +53,7 @@ func (c *ssdChunk[T]) release() {
 // writes its own [b,t,h,n] partial (ssdGroupGrads).
 type ssdView struct {
 	k          ssdKernel
-	bi, hh     int
+	bi, hh, gi int // batch, head, and the head's group
 	ldx, ldbc  int // leading dimensions: h*p and g*n
 	xo, bo, do int // offsets of token 0 in x, in B/C and in dt
 	dbo, lddbc int // offset and leading dimension of token 0 in dB/dC
@@ -62,7 +62,7 @@ type ssdView struct {
 func (k ssdKernel) view(bh int) ssdView {
 	bi, hh := bh/k.h, bh%k.h
 	gi := hh / (k.h / k.g)
-	v := ssdView{k: k, bi: bi, hh: hh, ldx: k.h * k.p, ldbc: k.g * k.n,
+	v := ssdView{k: k, bi: bi, hh: hh, gi: gi, ldx: k.h * k.p, ldbc: k.g * k.n,
 		xo: bi*k.t*k.h*k.p + hh*k.p, bo: bi*k.t*k.g*k.n + gi*k.n, do: bi*k.t*k.h + hh}
 	v.dbo, v.lddbc = v.bo, v.ldbc
 	if k.g < k.h {
@@ -100,7 +100,7 @@ func groupBlock[T floats](v ssdView, blocks []T, ci int) []T {
 		return nil
 	}
 	k, cc := v.k, v.k.chunk*v.k.chunk
-	o := ((v.bi*k.g+v.hh/(k.h/k.g))*k.chunks() + ci) * cc
+	o := ((v.bi*k.g+v.gi)*k.chunks() + ci) * cc
 	return blocks[o : o+cc]
 }
 
@@ -141,8 +141,9 @@ func (gg ssdGroupGrads[T]) sum(k ssdKernel, d ssdArgs[T]) {
 }
 
 // prepare fills cum, U, W and, when withG, the masked G of the chunk starting
-// at token s0 with L tokens (G copied from shared when not nil), and when withSeg also seg (only the backward
-// pass reads it). It returns exp(cum_last), the chunk's decay.
+// at token s0 with L tokens (G copied from shared when not nil), and when
+// withSeg also seg (only the backward pass reads it). It returns
+// exp(cum_last), the chunk's decay.
 func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool, shared []T) float64 {
 	k := v.k
 	A := float64(a.A[v.hh])
