@@ -80,28 +80,14 @@ func (o *AdamW) Update(params layers.Params, grads []any, scale, lr float64) {
 
 // updateOne applies the step to one parameter whose moments are M[k], V[k].
 func (o *AdamW) updateOne(p *layers.Param, grad any, k int, scale, lr, c1, c2 float64) {
-	decay := 0.0
+	s := adamwStep{scale: scale, beta1: o.Beta1, beta2: o.Beta2, lr: lr, c1: c1, c2: c2, eps: o.Eps}
 	if p.Decay {
-		decay = o.WeightDecay
-	}
-	m, v := o.M[k], o.V[k]
-	update := func(j int, w, g float64) float64 {
-		g *= scale
-		m[j] = o.Beta1*m[j] + (1-o.Beta1)*g
-		v[j] = o.Beta2*v[j] + (1-o.Beta2)*g*g
-		w -= lr * decay * w
-		return w - lr*(m[j]/c1)/(math.Sqrt(v[j]/c2)+o.Eps)
+		s.decay = o.WeightDecay
 	}
 	switch w := p.Data().(type) {
 	case []float32:
-		g := grad.([]float32)
-		for j := range w {
-			w[j] = float32(update(j, float64(w[j]), float64(g[j])))
-		}
+		adamw32(w, grad.([]float32), o.M[k], o.V[k], s)
 	case []float64:
-		g := grad.([]float64)
-		for j := range w {
-			w[j] = update(j, w[j], g[j])
-		}
+		adamwGo64(w, grad.([]float64), o.M[k], o.V[k], s)
 	}
 }
