@@ -136,8 +136,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), cfg.reps)
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}
@@ -156,6 +156,7 @@ type benchSettings struct {
 	procs       []int
 	experts     int
 	reps        int
+	rounds      int
 	peer, out   string
 }
 
@@ -170,13 +171,20 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		procs    = fs.String("procs", "1,"+strconv.Itoa(runtime.NumCPU()), "GOMAXPROCS (and torch threads) to measure, separated by ','")
 		experts  = fs.Int("experts", 1024, "CDMoE experts")
 		reps     = fs.Int("reps", 8, "timed steps after one warm-up (wm needs several steps in a fresh process to reach its steady speed)")
+		rounds   = fs.Int("rounds", 2, "times each configuration is measured, wm and the peer taking turns; each keeps its best figure")
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
 		out      = fs.String("out", "", "also write the table to this Markdown file")
 	)
 	if err := fs.Parse(args); err != nil {
 		return benchSettings{}, errBadFlags
 	}
-	cfg := benchSettings{experts: *experts, reps: *reps, peer: *peer, out: *out}
+	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, out: *out}
+	if cfg.reps < 1 {
+		return cfg, errors.Errorf("--reps: must be >= 1, got %d", cfg.reps)
+	}
+	if cfg.rounds < 1 {
+		return cfg, errors.Errorf("--rounds: must be >= 1, got %d", cfg.rounds)
+	}
 	var err error
 	if cfg.base, err = parseSizes(*sizes); err != nil {
 		return cfg, err
@@ -260,23 +268,35 @@ func (cfg benchSettings) measure(self, peerScript string, b *strings.Builder, st
 	return rows, nil
 }
 
-// measureOne measures one pattern at one size and thread count.
+// measureOne measures one pattern at one size and thread count, cfg.rounds
+// times, wm and the peer taking turns, and keeps each side's best training
+// and best evaluation figure: a slow spell of a shared machine then costs
+// both sides a round rather than one side the row.
 func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p int, stderr io.Writer) (benchRow, error) {
 	args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(cfg.experts), "--reps", fmt.Sprint(cfg.reps)}
-	fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d …\n", pat, z.D, z.T, z.B, p)
-	wm, shards, err := measureWM(self, args, z.B, p)
-	if err != nil {
-		return benchRow{}, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
+	row := benchRow{Pattern: pat, Size: z, Threads: p, PeerLayout: "—"}
+	for round := 1; round <= cfg.rounds; round++ {
+		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+		wm, shards, err := measureWM(self, args, z.B, p)
+		if err != nil {
+			return row, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
+		}
+		if row.WM.keep(wm) {
+			row.WMShards = shards
+		}
+		if peerScript == "" {
+			continue
+		}
+		peer, layout, err := measurePeer(cfg.peer, peerScript, p, args)
+		if err != nil {
+			return row, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
+		}
+		if row.Peer.keep(peer) {
+			row.PeerLayout = layout
+		}
 	}
-	row := benchRow{Pattern: pat, Size: z, Threads: p, WM: wm, WMShards: shards, PeerLayout: "—"}
-	if peerScript == "" {
-		return row, nil
-	}
-	if row.Peer, row.PeerLayout, err = measurePeer(cfg.peer, peerScript, p, args); err != nil {
-		return row, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
-	}
-	if row.Peer.Params != wm.Params {
-		fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, row.Peer.Params, wm.Params)
+	if peerScript != "" && row.Peer.Params != row.WM.Params {
+		fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, row.Peer.Params, row.WM.Params)
 	}
 	return row, nil
 }

@@ -12,7 +12,8 @@ import (
 
 // wm bench measures each configuration in a child process and writes the
 // table; with python3-torch present the peer's columns and the ratios are
-// filled in and its parameter count matches ours. Bad sizes exit 2.
+// filled in and its parameter count matches ours. Each configuration is
+// measured in two rounds. Bad sizes and no rounds exit 2.
 func TestBench(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Run([]string{"bench", "--sizes", "64x256"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "d_model x seq_len x batch") {
@@ -21,6 +22,9 @@ func TestBench(t *testing.T) {
 	if code := Run([]string{"bench", "--patterns", "(SX)2"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown letter") {
 		t.Errorf("bad pattern: exit %d, %q", code, errb.String())
 	}
+	if code := Run([]string{"bench", "--rounds", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--rounds: must be >= 1, got 0") {
+		t.Errorf("no rounds: exit %d, %q", code, errb.String())
+	}
 	bin, tmp := buildWM(t)
 	peer := ""
 	if exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil {
@@ -28,12 +32,16 @@ func TestBench(t *testing.T) {
 	}
 	file := filepath.Join(tmp, "bench.md")
 	cmd := exec.Command(bin, "bench", "--patterns", "(SM)1;(SE)1 IE", "--sizes", "32x32x2", "--ssd-sizes", "32x64x1", "--procs", "2",
-		"--reps", "1", "--experts", "64", "--peer", peer, "--out", file)
+		"--reps", "1", "--rounds", "2", "--experts", "64", "--peer", peer, "--out", file)
 	res, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("wm bench: %v\n%s", err, res)
 	}
 	md, _ := os.ReadFile(file)
+	// Each configuration is measured twice, wm and the peer taking turns.
+	if !strings.Contains(string(res), "(SM)1 d=32 t=64 b=1 threads=2, round 2 of 2") || !strings.Contains(string(md), "best of 2 rounds") {
+		t.Errorf("the second round is missing from the progress or the file's header:\n%s", res)
+	}
 	// Batch 2 on 2 cores runs wm as one graph and as 2 shards (the column
 	// names the faster); batch 1 only as one graph.
 	for _, row := range []string{`\| \(SM\)1 \| 32 \| 32 \| 2 \| 2 \| [12] \| (—|2×1|1×2) \| \d+ \|`, `\| \(SM\)1 \| 32 \| 64 \| 1 \| 2 \| 1 \|`, `\| \(SE\)1 IE \| 32 \| 32 \| 2 \| 2 \| [12] \|`} {
