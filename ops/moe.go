@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"sort"
+
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -158,25 +160,10 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 		ex.rows = ex.pass.backward(k, e, ex.tokens, g, dy, in[2], in[3], in[4], d)
 	})
 	// 5. Each token sums its experts in expert order.
-	dst := y
 	if backward {
-		dst = d[0]
-	}
-	for i := range dst {
-		dst[i] = 0
-	}
-	for e := range experts {
-		ex := experts[e]
-		for r, t := range ex.tokens {
-			scale := T(1)
-			if !backward {
-				scale = g[t*k.n+e]
-			}
-			row := dst[t*k.d : (t+1)*k.d]
-			for j := range row {
-				row[j] += scale * ex.rows[r*k.d+j]
-			}
-		}
+		moeCombine(d[0], nil, experts, k)
+	} else {
+		moeCombine(y, g, experts, k)
 	}
 	if backward {
 		releaseExperts(experts)
@@ -201,6 +188,33 @@ func moeTokens[T floats](g []T, k moeKernel) []moeExpert[T] {
 		}
 	}
 	return experts
+}
+
+// moeCombine writes into dst [tokens, d] each token's sum over its experts,
+// in expert order, of the expert's row for it, scaled by its gate when g is
+// not nil (the forward; the backward's rows already carry it). Tokens are
+// shared out in contiguous ranges to GOMAXPROCS workers; a token's sum is
+// the same whatever the split, because each expert's tokens are ascending
+// and a worker walks the experts in order over its own range.
+func moeCombine[T floats](dst, g []T, experts []moeExpert[T], k moeKernel) {
+	parallelRanges(k.tokens(), func(_, lo, hi int) {
+		clear(dst[lo*k.d : hi*k.d])
+		for e := range experts {
+			ex := &experts[e]
+			first := sort.SearchInts(ex.tokens, lo)
+			for r := first; r < len(ex.tokens) && ex.tokens[r] < hi; r++ {
+				t := ex.tokens[r]
+				scale := T(1)
+				if g != nil {
+					scale = g[t*k.n+e]
+				}
+				row, src := dst[t*k.d:(t+1)*k.d], ex.rows[r*k.d:(r+1)*k.d]
+				for j := range row {
+					row[j] += scale * src[j]
+				}
+			}
+		}
+	})
 }
 
 // moeExpertPass is one expert's forward over its m tokens: X [m, d],

@@ -142,9 +142,13 @@ func (k routerKernel) backward(in []any, out, dOut any, dIn []any) error {
 // routeToken writes the softmax of one token's logits into s and marks its
 // top-k experts in chosen.
 func routeToken[T floats](s []float64, chosen []bool, logits []T, idx []int, k int) {
+	// The largest logit, NaN if there is one, as math.Max would give (its
+	// ±0 rule does not matter: v − m is then exact either way).
 	m := math.Inf(-1)
 	for _, v := range logits {
-		m = math.Max(m, float64(v))
+		if fv := float64(v); fv > m || fv != fv {
+			m = fv
+		}
 	}
 	var z float64
 	for i, v := range logits {
