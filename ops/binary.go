@@ -93,7 +93,8 @@ func (k binaryKernel) backward(in []any, out, dOut any, dIn []any) error {
 
 func binaryForward[T floats](op binaryOp, y []T, in [][]T) {
 	parallelRanges(len(y), func(_, lo, hi int) {
-		a, b, y := in[0][lo:hi], in[1][lo:hi], y[lo:hi]
+		y := y[lo:hi]
+		a, b := in[0][lo:hi][:len(y)], in[1][lo:hi][:len(y)] // lengths the compiler can see: no bounds checks
 		switch op {
 		case binaryAdd:
 			for i := range y {
@@ -111,8 +112,9 @@ func binaryForward[T floats](op binaryOp, y []T, in [][]T) {
 
 func binaryBackward[T floats](op binaryOp, d [][]T, dy []T, in [][]T) {
 	parallelRanges(len(dy), func(_, lo, hi int) {
-		a, b, g := in[0][lo:hi], in[1][lo:hi], dy[lo:hi]
-		da, db := d[0][lo:hi], d[1][lo:hi]
+		g := dy[lo:hi]
+		a, b := in[0][lo:hi][:len(g)], in[1][lo:hi][:len(g)] // as in binaryForward
+		da, db := d[0][lo:hi][:len(g)], d[1][lo:hi][:len(g)]
 		switch op {
 		case binaryAdd:
 			copy(da, g)
