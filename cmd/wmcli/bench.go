@@ -294,6 +294,10 @@ func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p
 		if row.Peer.keep(peer) {
 			row.PeerLayout = layout
 		}
+		if peer.Train > 0 && peer.Eval > 0 {
+			row.RoundTrain = append(row.RoundTrain, wm.Train/peer.Train)
+			row.RoundEval = append(row.RoundEval, wm.Eval/peer.Eval)
+		}
 	}
 	if peerScript != "" && row.Peer.Params != row.WM.Params {
 		fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, row.Peer.Params, row.WM.Params)

@@ -8,7 +8,9 @@ import (
 // The report's verdicts follow from the rows: a row at 2.5× meets the speed
 // target, one at 1.2× whose matrix products alone allow 1.5× is named as out
 // of reach, memory over the peer's is listed, the long-context ratio and the
-// thread scaling are computed per pattern.
+// thread scaling are computed per pattern. A row whose rounds fall on both
+// sides of 2× is marked unsettled with each round's ratio; one whose rounds
+// agree is not.
 func TestBenchAnalysis(t *testing.T) {
 	row := func(pat string, d, seq, threads int, wmTrain, peerTrain, rss float64) benchRow {
 		return benchRow{Pattern: pat, Size: benchSize{D: d, T: seq, B: 2}, Threads: threads, GemmRate: 100,
@@ -24,10 +26,14 @@ func TestBenchAnalysis(t *testing.T) {
 		row("(AM)4", 64, 512, 2, 48000, 40000, 120), // 1.2×; ceiling 102400 = 2.56×
 		row("(AM)4", 64, 512, 1, 30000, 68267, 80),  // ceiling 1.5×: out of reach
 	}
+	rows[0].RoundTrain = []float64{2.5, 1.9}  // best 2.5×: met, but not in every round
+	rows[3].RoundTrain = []float64{1.2, 1.1}  // both below: settled
+	rows[3].RoundEval = []float64{1.95, 2.05} // evaluation's best is 1.2× here, rounds aside
 	got := benchAnalysis(rows)
 	for _, want := range []string{
-		"**Training ≥ 2× the peer:** met in 1 of 4 rows.",
-		"(SM)4 d64 t512 b2 ×1 2.50×",
+		"**Training ≥ 2× the peer:** met in 1 of 4 rows; 1 of them unsettled (one round above 2×, another below).",
+		"(SM)4 d64 t512 b2 ×1 2.50× (unsettled: rounds 2.50×, 1.90×)",
+		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56× (unsettled: rounds 1.95×, 2.05×)",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56×",
 		"(AM)4 d64 t512 b2 ×1 0.44×, out of reach: ceiling 1.50×",
 		"**Peak RSS ≤ the peer's:** met in 3 of 4 rows. Not met: (AM)4 d64 t512 b2 ×2 1.20×.",
@@ -38,5 +44,8 @@ func TestBenchAnalysis(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "rounds 1.20×") {
+		t.Errorf("rounds on one side of 2× are marked unsettled:\n%s", got)
 	}
 }
