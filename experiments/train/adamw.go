@@ -88,6 +88,6 @@ func (o *AdamW) updateOne(p *layers.Param, grad any, k int, scale, lr, c1, c2 fl
 	case []float32:
 		adamw32(w, grad.([]float32), o.M[k], o.V[k], s)
 	case []float64:
-		adamwGo64(w, grad.([]float64), o.M[k], o.V[k], s)
+		adamwGo(w, grad.([]float64), o.M[k], o.V[k], s)
 	}
 }

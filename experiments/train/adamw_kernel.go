@@ -10,17 +10,17 @@ type adamwStep struct {
 	scale, beta1, beta2, lr, decay, c1, c2, eps float64
 }
 
-// adamwGo32 is the AdamW update of SPEC §5 (Loshchilov & Hutter 2019,
-// algorithm 2) on float32 weights w with float32 gradients g and float64
-// moments m, v, element by element, in float64:
+// adamwGo is the AdamW update of SPEC §5 (Loshchilov & Hutter 2019,
+// algorithm 2) on weights w with gradients g of the model's dtype and
+// float64 moments m, v, element by element, in float64:
 //
 //	g ← g·scale;  m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²
 //	w ← w − lr·decay·w;  w ← w − lr·(m/c1)/(√(v/c2) + ε)
 //
-// It is the definition; the openblas build runs the same arithmetic in C
-// (adamw32), vectorised, and TestAdamWKernelMatchesGo holds the two equal to
-// the bit.
-func adamwGo32(w, g []float32, m, v []float64, s adamwStep) {
+// It is the definition; the openblas build runs the same arithmetic on
+// float32 weights in C (adamw32), vectorised, and TestAdamWKernelMatchesGo
+// holds the two equal to the bit.
+func adamwGo[T float32 | float64](w, g []T, m, v []float64, s adamwStep) {
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
 	ob1, ob2, lrDecay := 1-s.beta1, 1-s.beta2, s.lr*s.decay
 	for j := range w {
@@ -30,21 +30,6 @@ func adamwGo32(w, g []float32, m, v []float64, s adamwStep) {
 		m[j], v[j] = mj, vj
 		wj := float64(w[j])
 		wj -= lrDecay * wj
-		w[j] = float32(wj - s.lr*(mj/s.c1)/(math.Sqrt(vj/s.c2)+s.eps))
-	}
-}
-
-// adamwGo64 is adamwGo32 on float64 weights and gradients (gradient checks).
-func adamwGo64(w, g []float64, m, v []float64, s adamwStep) {
-	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	ob1, ob2, lrDecay := 1-s.beta1, 1-s.beta2, s.lr*s.decay
-	for j := range w {
-		gj := g[j] * s.scale
-		mj := s.beta1*m[j] + ob1*gj
-		vj := s.beta2*v[j] + ob2*gj*gj
-		m[j], v[j] = mj, vj
-		wj := w[j]
-		wj -= lrDecay * wj
-		w[j] = wj - s.lr*(mj/s.c1)/(math.Sqrt(vj/s.c2)+s.eps)
+		w[j] = T(wj - s.lr*(mj/s.c1)/(math.Sqrt(vj/s.c2)+s.eps))
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The float32 update this build runs (in C under the openblas tag) must
-// equal adamwGo32, the definition, to the bit: over lengths that leave a
+// equal adamwGo, the definition, to the bit: over lengths that leave a
 // tail after the four-wide loop, with and without decay, across several
 // steps so that the moments feed back, and on gradients from tiny to large,
 // zeros and a negative scale among them.
@@ -40,7 +40,7 @@ func TestAdamWKernelMatchesGo(t *testing.T) {
 					s.scale = -2
 				}
 				adamw32(w, g, m, v, s)
-				adamwGo32(wGo, g, mGo, vGo, s)
+				adamwGo(wGo, g, mGo, vGo, s)
 				for j := range w {
 					if math.Float32bits(w[j]) != math.Float32bits(wGo[j]) || m[j] != mGo[j] || v[j] != vGo[j] {
 						t.Fatalf("n=%d decay=%v step %d value %d: w=%v m=%v v=%v, definition w=%v m=%v v=%v",
