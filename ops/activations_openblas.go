@@ -12,7 +12,10 @@ package ops
 // 13 cycles per element; SiLU gates alone were a fifth of a d_model-256
 // evaluation step. FMA contraction makes the results differ from the Go
 // kernels in the last bits; TestFloat32ActivationsMatchFloat64 holds both
-// to the float64 definitions.
+// to the float64 definitions. The softmax rows are the exception: GCC left
+// their maximum and their double sum scalar, so their AVX2 variant is
+// written with intrinsics (wm_exp8 is wm_exp on eight lanes); held to the
+// float64 definition by TestFloat32SoftmaxRowsMatchFloat64.
 
 /*
 #cgo CFLAGS: -O3
@@ -91,28 +94,6 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 	ATTR void wm_exp_shift##SUFFIX(float *y, ptrdiff_t n, float m) {                                 \
 		for (ptrdiff_t i = 0; i < n; i++) y[i] = wm_exp(y[i] - m);                                    \
 	}                                                                                                 \
-	ATTR void wm_softmax_rows##SUFFIX(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {      \
-		for (ptrdiff_t r = 0; r < rows; r++) {                                                        \
-			float *row = p + r * n;                                                                   \
-			ptrdiff_t vis = last0 + r + 1;                                                            \
-			float mx[8];                                                                              \
-			for (int l = 0; l < 8; l++) mx[l] = row[0];                                               \
-			ptrdiff_t j = 0;                                                                          \
-			for (; j + 8 <= vis; j += 8)                                                              \
-				for (int l = 0; l < 8; l++) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];          \
-			float m = mx[0];                                                                          \
-			for (int l = 1; l < 8; l++) m = mx[l] > m ? mx[l] : m;                                    \
-			for (; j < vis; j++) m = row[j] > m ? row[j] : m;                                         \
-			for (j = 0; j < vis; j++) row[j] = wm_exp(row[j] - m);                                    \
-			double s[4] = {0, 0, 0, 0};                                                               \
-			for (j = 0; j + 4 <= vis; j += 4)                                                         \
-				for (int l = 0; l < 4; l++) s[l] += (double)row[j + l];                               \
-			for (; j < vis; j++) s[0] += (double)row[j];                                              \
-			float inv = (float)(1.0 / ((s[0] + s[1]) + (s[2] + s[3])));                               \
-			for (j = 0; j < vis; j++) row[j] *= inv;                                                  \
-			for (j = vis; j < n; j++) row[j] = 0;                                                     \
-		}                                                                                             \
-	}                                                                                                 \
 	ATTR void wm_ssd_mask##SUFFIX(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) { \
 		for (ptrdiff_t i = 0; i < L; i++) {                                                           \
 			if (i > 0) {                                                                              \
@@ -152,20 +133,6 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 			}                                                                                         \
 			dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);                                             \
 			for (j = i + 1; j < L; j++) d[j] = 0;                                                     \
-		}                                                                                             \
-	}                                                                                                 \
-	ATTR void wm_softmax_grad_rows##SUFFIX(float *d, const float *p, const float *g, ptrdiff_t rows, \
-	                                       ptrdiff_t n) {                                             \
-		for (ptrdiff_t r = 0; r < rows; r++) {                                                        \
-			const float *pr = p + r * n, *gr = g + r * n;                                             \
-			float *dr = d + r * n;                                                                    \
-			double s[4] = {0, 0, 0, 0};                                                               \
-			ptrdiff_t j = 0;                                                                          \
-			for (; j + 4 <= n; j += 4)                                                                \
-				for (int l = 0; l < 4; l++) s[l] += (double)gr[j + l] * (double)pr[j + l];            \
-			for (; j < n; j++) s[0] += (double)gr[j] * (double)pr[j];                                 \
-			float dot = (float)((s[0] + s[1]) + (s[2] + s[3]));                                       \
-			for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);                                    \
 		}                                                                                             \
 	}                                                                                                 \
 	ATTR static inline float wm_dot##SUFFIX(const float *a, const float *b, ptrdiff_t n) {           \
@@ -215,8 +182,142 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 	}
 
 WM_KERNELS(_sse, )
+
+// The causal softmax of rows (row r sees its first last0+r+1 entries; the
+// rest are zeroed) and its gradient, portable: the maximum over eight
+// lanes, the sums in double over four.
+static void wm_softmax_rows_sse(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		float *row = p + r * n;
+		ptrdiff_t vis = last0 + r + 1;
+		float mx[8];
+		for (int l = 0; l < 8; l++) mx[l] = row[0];
+		ptrdiff_t j = 0;
+		for (; j + 8 <= vis; j += 8)
+			for (int l = 0; l < 8; l++) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
+		float m = mx[0];
+		for (int l = 1; l < 8; l++) m = mx[l] > m ? mx[l] : m;
+		for (; j < vis; j++) m = row[j] > m ? row[j] : m;
+		for (j = 0; j < vis; j++) row[j] = wm_exp(row[j] - m);
+		double s[4] = {0, 0, 0, 0};
+		for (j = 0; j + 4 <= vis; j += 4)
+			for (int l = 0; l < 4; l++) s[l] += (double)row[j + l];
+		for (; j < vis; j++) s[0] += (double)row[j];
+		float inv = (float)(1.0 / ((s[0] + s[1]) + (s[2] + s[3])));
+		for (j = 0; j < vis; j++) row[j] *= inv;
+		for (j = vis; j < n; j++) row[j] = 0;
+	}
+}
+
+// d = P ∘ (g − Σ_j g P) row by row; d may be g.
+static void wm_softmax_grad_rows_sse(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		const float *pr = p + r * n, *gr = g + r * n;
+		float *dr = d + r * n;
+		double s[4] = {0, 0, 0, 0};
+		ptrdiff_t j = 0;
+		for (; j + 4 <= n; j += 4)
+			for (int l = 0; l < 4; l++) s[l] += (double)gr[j + l] * (double)pr[j + l];
+		for (; j < n; j++) s[0] += (double)gr[j] * (double)pr[j];
+		float dot = (float)((s[0] + s[1]) + (s[2] + s[3]));
+		for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+	}
+}
 #ifdef WM_AVX2
 WM_KERNELS(_avx2, __attribute__((target("avx2,fma"))))
+#include <immintrin.h>
+
+// wm_exp8 is wm_exp on eight lanes, step by step: the clamps as selects that
+// let NaN through, the same constants, fused multiply-adds where GCC
+// contracts wm_exp's.
+__attribute__((target("avx2,fma"))) static inline __m256 wm_exp8(__m256 x) {
+	x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x); // -104 > x ? -104 : x
+	x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);   // 89 < x ? 89 : x
+	const __m256 shifter = _mm256_set1_ps(12582912.0f);
+	__m256 n = _mm256_sub_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter), shifter);
+	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	__m256 q = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+	q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073e-3f));
+	q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894e-2f));
+	q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459e-1f));
+	q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201e-1f));
+	q = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(q, r), r, r), _mm256_set1_ps(1.0f));
+	__m256i e = _mm256_cvttps_epi32(n);
+	__m256i h = _mm256_srai_epi32(e, 1);
+	const __m256i bias = _mm256_set1_epi32(127);
+	__m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+	__m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(e, h), bias), 23));
+	return _mm256_mul_ps(_mm256_mul_ps(q, p1), p2);
+}
+
+// wm_softmax_rows_avx2 is the causal softmax with the maximum, the
+// exponentials and their double sum (two four-lane accumulators) in one
+// vector pass each; GCC had left the maximum and the sum scalar.
+__attribute__((target("avx2,fma"))) static void wm_softmax_rows_avx2(float *p, ptrdiff_t rows, ptrdiff_t n,
+                                                                      ptrdiff_t last0) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		float *row = p + r * n;
+		ptrdiff_t vis = last0 + r + 1, j = 0;
+		__m256 mx = _mm256_set1_ps(row[0]);
+		for (; j + 8 <= vis; j += 8) mx = _mm256_max_ps(_mm256_loadu_ps(row + j), mx);
+		float lanes[8];
+		_mm256_storeu_ps(lanes, mx);
+		float m = lanes[0];
+		for (int l = 1; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
+		for (; j < vis; j++) m = row[j] > m ? row[j] : m;
+		const __m256 vm = _mm256_set1_ps(m);
+		__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+		for (j = 0; j + 8 <= vis; j += 8) {
+			__m256 e = wm_exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm));
+			_mm256_storeu_ps(row + j, e);
+			s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+			s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+		}
+		double tail = 0;
+		for (; j < vis; j++) {
+			row[j] = wm_exp(row[j] - m);
+			tail += (double)row[j];
+		}
+		double sl[4];
+		_mm256_storeu_pd(sl, _mm256_add_pd(s0, s1));
+		const __m256 inv = _mm256_set1_ps((float)(1.0 / (((sl[0] + sl[1]) + (sl[2] + sl[3])) + tail)));
+		for (j = 0; j + 8 <= vis; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
+		for (; j < vis; j++) row[j] *= _mm256_cvtss_f32(inv);
+		if (vis < n) memset(row + vis, 0, (size_t)(n - vis) * sizeof(float));
+	}
+}
+
+// wm_softmax_grad_rows_avx2 is the gradient with Σ_j g P in double over
+// eight lanes.
+__attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float *d, const float *p, const float *g,
+                                                                           ptrdiff_t rows, ptrdiff_t n) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		const float *pr = p + r * n, *gr = g + r * n;
+		float *dr = d + r * n;
+		__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+		ptrdiff_t j = 0;
+		for (; j + 8 <= n; j += 8) {
+			__m256 gv = _mm256_loadu_ps(gr + j), pv = _mm256_loadu_ps(pr + j);
+			s0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(gv)),
+			                     _mm256_cvtps_pd(_mm256_castps256_ps128(pv)), s0);
+			s1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(gv, 1)),
+			                     _mm256_cvtps_pd(_mm256_extractf128_ps(pv, 1)), s1);
+		}
+		double tail = 0;
+		for (; j < n; j++) tail += (double)gr[j] * (double)pr[j];
+		double sl[4];
+		_mm256_storeu_pd(sl, _mm256_add_pd(s0, s1));
+		const float dot = (float)(((sl[0] + sl[1]) + (sl[2] + sl[3])) + tail);
+		const __m256 vd = _mm256_set1_ps(dot);
+		for (j = 0; j + 8 <= n; j += 8) {
+			__m256 pv = _mm256_loadu_ps(pr + j);
+			_mm256_storeu_ps(dr + j, _mm256_mul_ps(pv, _mm256_sub_ps(_mm256_loadu_ps(gr + j), vd)));
+		}
+		for (; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+	}
+}
+
 static int wm_has_avx2(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -15,5 +15,7 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	}
 	t.Run("match float64", TestFloat32ActivationsMatchFloat64)
 	t.Run("edges", TestFloat32ActivationsEdges)
+	t.Run("softmax rows", TestFloat32SoftmaxRowsMatchFloat64)
+	t.Run("softmax NaN", TestFloat32SoftmaxRowsNaN)
 	t.Run("golden", TestGolden)
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -57,7 +58,8 @@ func Attention(q, k, v, mask *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	if qs.Dims() != 4 || ks.Dims() != 4 || vs.Dims() != 4 {
 		return nil, errors.Errorf("attention: q, k, v must be [b,t,h,d]; got %v, %v, %v", qs, ks, vs)
 	}
-	kn := attnKernel{b: qs[0], tq: qs[1], tk: ks[1], h: qs[2], hk: ks[2], d: qs[3], dv: vs[3], mask: cfg.Mask}
+	kn := attnKernel{b: qs[0], tq: qs[1], tk: ks[1], h: qs[2], hk: ks[2], d: qs[3], dv: vs[3], mask: cfg.Mask,
+		saved: &attnSaved{}}
 	switch {
 	case ks[0] != kn.b || vs[0] != kn.b || vs[1] != kn.tk || vs[2] != kn.hk:
 		return nil, errors.Errorf("attention: k %v and v %v disagree with q %v on batch, keys or kv heads", ks, vs, qs)
@@ -110,6 +112,106 @@ type attnKernel struct {
 	b, tq, tk, h, hk, d, dv int
 	mask                    MaskKind
 	maxPos                  int
+	// saved is shared by the op and its gradient op: the forward's
+	// probabilities (not an attribute: no hash).
+	saved *attnSaved
+}
+
+// attnSaveLimit is the most memory (bytes) one attention op's saved
+// probabilities may take; above it the backward computes them again, as it
+// always did. It keeps training at d_model 256 over 1024 tokens (36 MiB
+// per layer at batch 4, 4 heads) from computing the scores and the softmax
+// twice, and long contexts from holding [b,h,t,t]: at 4096 tokens one head
+// of one sequence alone would take 32 MiB.
+const attnSaveLimit = 64 << 20
+
+// attnSaved is what a training graph's attention forward keeps for its
+// backward in the same run (forwardSave: the same q, k and doge bias): the
+// causal softmax P of every row block of every (batch, head), blocks one
+// after the other in attnBlock order, each (rows × keys it sees). The
+// backward then skips the scores product and the softmax, a quarter of an
+// attention sublayer's step at d_model 64. It is kept only when the graph
+// has the gradient (wanted, set by SymDiff), so that evaluation graphs hold
+// nothing more; the values are the same either way, since the backward
+// computed P with the same code and inputs.
+type attnSaved struct {
+	forwardSave
+	wanted bool
+	probs  any // []float32 or []float64
+}
+
+// gradientWanted is called when the graph takes the op's gradient.
+func (k attnKernel) gradientWanted() {
+	if k.saved != nil {
+		k.saved.wanted = true
+	}
+}
+
+// releaseSaved is called by ReleaseBuffers.
+func (k attnKernel) releaseSaved() {
+	if k.saved != nil {
+		k.saved.forwardSave.drop()
+		k.saved.probs = nil
+	}
+}
+
+// probsPerHead is the number of probabilities one (batch, head) has over
+// all its row blocks: Σ rows × keys seen.
+func (k attnKernel) probsPerHead() int {
+	bs, n := min(attnBlock, k.tq), 0
+	for i0 := 0; i0 < k.tq; i0 += bs {
+		i1 := min(i0+bs, k.tq)
+		n += (i1 - i0) * k.blockKeys(i1)
+	}
+	return n
+}
+
+// probsInputs are the inputs P depends on, for forwardSave: q, k and the
+// doge bias (the paper mask multiplies P after the softmax).
+func probsInputs[T floats](k attnKernel, in [][]T) []any {
+	if k.mask == MaskDoge {
+		return []any{in[0], in[1], in[3]}
+	}
+	return []any{in[0], in[1]}
+}
+
+// probsBuffer is where the forward writes P for the backward, kept from
+// run to run, or nil when the graph has no gradient or P would take more
+// than attnSaveLimit.
+func probsBuffer[T floats](k attnKernel, in [][]T) []T {
+	sv := k.saved
+	if sv == nil || !sv.wanted {
+		return nil
+	}
+	n := k.b * k.h * k.probsPerHead()
+	var zero T
+	if n*int(unsafe.Sizeof(zero)) > attnSaveLimit {
+		sv.releaseProbs()
+		return nil
+	}
+	p, ok := sv.probs.([]T)
+	if !ok || len(p) != n {
+		p = make([]T, n)
+	}
+	sv.probs = p
+	sv.keep(probsInputs(k, in)...)
+	return p
+}
+
+func (sv *attnSaved) releaseProbs() {
+	sv.forwardSave.drop()
+	sv.probs = nil
+}
+
+// savedProbs returns the forward's P when the backward may use it (and
+// marks it used), or nil.
+func savedProbs[T floats](k attnKernel, in [][]T) []T {
+	sv := k.saved
+	if sv == nil || !sv.take(probsInputs(k, in)...) {
+		return nil
+	}
+	p, _ := sv.probs.([]T)
+	return p
 }
 
 func (k attnKernel) name() string { return "attention" }
@@ -188,33 +290,51 @@ func attnProbs[T floats](k attnKernel, in [][]T, bi, hh, i0, i1 int, P, M []T) {
 		}
 	}
 	softmaxRows(P[:(i1-i0)*kmax], i1-i0, kmax, k.tk-k.tq+i0)
-	// 3. the paper's dynamic mask M = A ∘ l (eq. 4)
-	if k.mask == MaskPaper {
-		l := in[3][hh*k.maxPos:]
-		for i := i0; i < i1; i++ {
-			row := P[(i-i0)*kmax : (i-i0+1)*kmax]
-			for j := 0; j < kmax; j++ {
-				M[(i-i0)*kmax+j] = row[j] * l[j]
-			}
+	paperMask(k, in, hh, i1-i0, kmax, P, M)
+}
+
+// paperMask is step 3 of attnProbs, the paper's dynamic mask M = A ∘ l
+// (eq. 4) over rows × kmax probabilities; other masks have M = P.
+func paperMask[T floats](k attnKernel, in [][]T, hh, rows, kmax int, P, M []T) {
+	if k.mask != MaskPaper {
+		return
+	}
+	l := in[3][hh*k.maxPos:]
+	for i := 0; i < rows; i++ {
+		row, m := P[i*kmax:(i+1)*kmax], M[i*kmax:(i+1)*kmax]
+		for j := range row {
+			m[j] = row[j] * l[j]
 		}
 	}
 }
 
 func attnForward[T floats](k attnKernel, in [][]T, y []T) {
+	probs, per := probsBuffer(k, in), k.probsPerHead()
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
 		bs := min(attnBlock, k.tq)
-		P := scratch[T](bs * k.tk)
-		defer releaseScratch(P)
-		M := P
+		var P []T
+		if probs == nil {
+			P = scratch[T](bs * k.tk)
+			defer releaseScratch(P)
+		}
+		var M []T
 		if k.mask == MaskPaper {
 			M = scratch[T](bs * k.tk)
 			defer releaseScratch(M)
 		}
 		_, _, vo, yo := k.offsets(bi, hh)
+		off := bh * per
 		for i0 := 0; i0 < k.tq; i0 += bs {
 			i1 := min(i0+bs, k.tq)
 			kmax := k.blockKeys(i1)
+			if probs != nil {
+				P = probs[off : off+(i1-i0)*kmax]
+				off += (i1 - i0) * kmax
+			}
+			if k.mask != MaskPaper {
+				M = P
+			}
 			attnProbs(k, in, bi, hh, i0, i1, P, M)
 			// 4. y = M v   (i1-i0, dv)
 			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
@@ -258,23 +378,40 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 			dlParts[bi] = make([]float64, k.h*k.tk)
 		}
 	}
+	probs, per := savedProbs(k, in), k.probsPerHead()
 	parallelFor(k.b*k.hk, func(bk int) {
 		bi, kh := bk/k.hk, bk%k.hk
 		bs := min(attnBlock, k.tq)
-		P, dM := scratch[T](bs*k.tk), scratch[T](bs*k.tk)
-		defer releaseScratch(P)
+		dM := scratch[T](bs * k.tk)
 		defer releaseScratch(dM)
-		M := P
+		var P, M []T
+		if probs == nil {
+			P = scratch[T](bs * k.tk)
+			defer releaseScratch(P)
+		}
 		if k.mask == MaskPaper {
 			M = scratch[T](bs * k.tk)
 			defer releaseScratch(M)
 		}
 		for hh := kh * group; hh < (kh+1)*group; hh++ {
 			qo, ko, vo, yo := k.offsets(bi, hh)
+			off := (bi*k.h + hh) * per
 			for i0 := 0; i0 < k.tq; i0 += bs {
 				i1 := min(i0+bs, k.tq)
 				kmax, rows := k.blockKeys(i1), i1-i0
-				attnProbs(k, in, bi, hh, i0, i1, P, M)
+				if probs != nil {
+					// the forward's P of this block: only M is left to form
+					P = probs[off : off+rows*kmax]
+					off += rows * kmax
+				}
+				if k.mask != MaskPaper {
+					M = P
+				}
+				if probs != nil {
+					paperMask(k, in, hh, rows, kmax, P, M)
+				} else {
+					attnProbs(k, in, bi, hh, i0, i1, P, M)
+				}
 				gy := g[yo+i0*k.h*k.dv:]
 				// dM = dy v^T; dv += M^T dy
 				gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)

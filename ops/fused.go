@@ -129,6 +129,11 @@ func (op fusedOp) DiffWRT(n int) []bool { return op.k.diffWRT() }
 // Gorgonia's own addition does, with no backward node and no copies.
 type upstreamGradient interface{ gradientIsUpstream() bool }
 
+// gradientAware is a kernel that keeps work of its forward for its
+// backward only in graphs that take its gradient (attention's
+// probabilities): SymDiff tells it so.
+type gradientAware interface{ gradientWanted() }
+
 // SymDiff adds the backward node and one unpack node per differentiable input.
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if u, ok := op.k.(upstreamGradient); ok && u.gradientIsUpstream() {
@@ -137,6 +142,9 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 			res[i] = grad
 		}
 		return res, nil
+	}
+	if w, ok := op.k.(gradientAware); ok {
+		w.gradientWanted()
 	}
 	diff := op.k.diffWRT()
 	children := append(append(G.Nodes{}, inputs...), output, grad)
