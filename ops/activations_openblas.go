@@ -209,6 +209,21 @@ static void wm_softmax_rows_sse(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t
 	}
 }
 
+// wm_lse_parts_sse is, for one row of n ≥ 1 logits, its maximum m (as the
+// Go maxOf), e^(row−m) in e and their sum in double (four lanes).
+static double wm_lse_parts_sse(const float *row, float *e, ptrdiff_t n, float *max) {
+	float m = row[0];
+	for (ptrdiff_t j = 1; j < n; j++) m = row[j] > m ? row[j] : m;
+	for (ptrdiff_t j = 0; j < n; j++) e[j] = wm_exp(row[j] - m);
+	double s[4] = {0, 0, 0, 0};
+	ptrdiff_t j = 0;
+	for (; j + 4 <= n; j += 4)
+		for (int l = 0; l < 4; l++) s[l] += (double)e[j + l];
+	for (; j < n; j++) s[0] += (double)e[j];
+	*max = m;
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 // d = P ∘ (g − Σ_j g P) row by row; d may be g.
 static void wm_softmax_grad_rows_sse(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
@@ -251,41 +266,65 @@ __attribute__((target("avx2,fma"))) static inline __m256 wm_exp8(__m256 x) {
 	return _mm256_mul_ps(_mm256_mul_ps(q, p1), p2);
 }
 
-// wm_softmax_rows_avx2 is the causal softmax with the maximum, the
-// exponentials and their double sum (two four-lane accumulators) in one
-// vector pass each; GCC had left the maximum and the sum scalar.
+// wm_row_max_avx2 is the largest of row[0..n) (n ≥ 1) as the Go maxOf
+// finds it, v > m ? v : m from row[0], on eight lanes: a NaN is passed over
+// unless it is row[0]; the maximum itself is exact, so only the sign of a
+// zero maximum can depend on the order, which no caller reads.
+__attribute__((target("avx2,fma"))) static float wm_row_max_avx2(const float *row, ptrdiff_t n) {
+	ptrdiff_t j = 0;
+	__m256 mx = _mm256_set1_ps(row[0]);
+	for (; j + 8 <= n; j += 8) mx = _mm256_max_ps(_mm256_loadu_ps(row + j), mx);
+	float lanes[8];
+	_mm256_storeu_ps(lanes, mx);
+	float m = lanes[0];
+	for (int l = 1; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
+	for (; j < n; j++) m = row[j] > m ? row[j] : m;
+	return m;
+}
+
+// wm_exp_shift_sum_avx2 writes e^(src−m) into dst (which may be src) and
+// returns their sum in double, over two four-lane accumulators.
+__attribute__((target("avx2,fma"))) static double wm_exp_shift_sum_avx2(float *dst, const float *src, ptrdiff_t n,
+                                                                         float m) {
+	const __m256 vm = _mm256_set1_ps(m);
+	__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+	ptrdiff_t j = 0;
+	for (; j + 8 <= n; j += 8) {
+		__m256 e = wm_exp8(_mm256_sub_ps(_mm256_loadu_ps(src + j), vm));
+		_mm256_storeu_ps(dst + j, e);
+		s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	}
+	double tail = 0;
+	for (; j < n; j++) {
+		dst[j] = wm_exp(src[j] - m);
+		tail += (double)dst[j];
+	}
+	double sl[4];
+	_mm256_storeu_pd(sl, _mm256_add_pd(s0, s1));
+	return ((sl[0] + sl[1]) + (sl[2] + sl[3])) + tail;
+}
+
+// wm_softmax_rows_avx2 is the causal softmax: the maximum, then the
+// exponentials and their sum in one vector pass, then the scaling (GCC had
+// left the maximum and the sum of the portable loops scalar).
 __attribute__((target("avx2,fma"))) static void wm_softmax_rows_avx2(float *p, ptrdiff_t rows, ptrdiff_t n,
                                                                       ptrdiff_t last0) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
 		float *row = p + r * n;
 		ptrdiff_t vis = last0 + r + 1, j = 0;
-		__m256 mx = _mm256_set1_ps(row[0]);
-		for (; j + 8 <= vis; j += 8) mx = _mm256_max_ps(_mm256_loadu_ps(row + j), mx);
-		float lanes[8];
-		_mm256_storeu_ps(lanes, mx);
-		float m = lanes[0];
-		for (int l = 1; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
-		for (; j < vis; j++) m = row[j] > m ? row[j] : m;
-		const __m256 vm = _mm256_set1_ps(m);
-		__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-		for (j = 0; j + 8 <= vis; j += 8) {
-			__m256 e = wm_exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm));
-			_mm256_storeu_ps(row + j, e);
-			s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-			s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-		}
-		double tail = 0;
-		for (; j < vis; j++) {
-			row[j] = wm_exp(row[j] - m);
-			tail += (double)row[j];
-		}
-		double sl[4];
-		_mm256_storeu_pd(sl, _mm256_add_pd(s0, s1));
-		const __m256 inv = _mm256_set1_ps((float)(1.0 / (((sl[0] + sl[1]) + (sl[2] + sl[3])) + tail)));
-		for (j = 0; j + 8 <= vis; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
+		float m = wm_row_max_avx2(row, vis);
+		const __m256 inv = _mm256_set1_ps((float)(1.0 / wm_exp_shift_sum_avx2(row, row, vis, m)));
+		for (; j + 8 <= vis; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
 		for (; j < vis; j++) row[j] *= _mm256_cvtss_f32(inv);
 		if (vis < n) memset(row + vis, 0, (size_t)(n - vis) * sizeof(float));
 	}
+}
+
+__attribute__((target("avx2,fma"))) static double wm_lse_parts_avx2(const float *row, float *e, ptrdiff_t n,
+                                                                     float *max) {
+	*max = wm_row_max_avx2(row, n);
+	return wm_exp_shift_sum_avx2(e, row, n, *max);
 }
 
 // wm_softmax_grad_rows_avx2 is the gradient with Σ_j g P in double over
@@ -331,6 +370,7 @@ static int wm_has_avx2(void) { return 0; }
 #define wm_exp_shift_avx2 wm_exp_shift_sse
 #define wm_softmax_rows_avx2 wm_softmax_rows_sse
 #define wm_softmax_grad_rows_avx2 wm_softmax_grad_rows_sse
+#define wm_lse_parts_avx2 wm_lse_parts_sse
 #define wm_ssd_mask_avx2 wm_ssd_mask_sse
 #define wm_ssd_mask_grad_avx2 wm_ssd_mask_grad_sse
 #define wm_cdmoe_fwd_avx2 wm_cdmoe_fwd_sse
@@ -371,6 +411,9 @@ static void wm_ssd_mask(float *gm, float *seg, double *row, const double *r, ptr
 }
 static void wm_ssd_mask_grad(const float *gm, const float *seg, float *dG, double *dcum, ptrdiff_t L) {
 	if (wm_use_avx2()) wm_ssd_mask_grad_avx2(gm, seg, dG, dcum, L); else wm_ssd_mask_grad_sse(gm, seg, dG, dcum, L);
+}
+static double wm_lse_parts(const float *row, float *e, ptrdiff_t n, float *max) {
+	return wm_use_avx2() ? wm_lse_parts_avx2(row, e, n, max) : wm_lse_parts_sse(row, e, n, max);
 }
 static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
 	if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n); else wm_softmax_grad_rows_sse(d, p, g, rows, n);
@@ -456,6 +499,15 @@ func softmaxGradRows32(d, p, g []float32, rows, n int) {
 		_, _, _ = d[rows*n-1], p[rows*n-1], g[rows*n-1]
 		C.wm_softmax_grad_rows(f32p(d), f32p(p), f32p(g), C.ptrdiff_t(rows), C.ptrdiff_t(n))
 	}
+}
+
+// lseParts32 returns the largest of row (as maxOf) and Σ e^(row−m) in
+// float64, leaving e^(row−m) in e (len(row) values); row is not empty.
+func lseParts32(row, e []float32) (m float32, sum float64) {
+	e = e[:len(row)]
+	var cm C.float
+	s := C.wm_lse_parts(f32p(row), f32p(e), C.ptrdiff_t(len(row)), &cm)
+	return float32(cm), float64(s)
 }
 
 func f64p(s []float64) *C.double {

@@ -17,5 +17,6 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	t.Run("edges", TestFloat32ActivationsEdges)
 	t.Run("softmax rows", TestFloat32SoftmaxRowsMatchFloat64)
 	t.Run("softmax NaN", TestFloat32SoftmaxRowsNaN)
+	t.Run("log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64)
 	t.Run("golden", TestGolden)
 }

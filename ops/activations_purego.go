@@ -20,3 +20,13 @@ func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, L int) {
 // cdmoeExpertsC has no C kernels in the pure-Go build: it reports false and
 // CDMoE runs its Go loops.
 func cdmoeExpertsC(cdmoeTokenBufs) bool { return false }
+
+// lseParts32 returns the largest of row (maxOf) and Σ e^(row−m) in
+// float64, leaving e^(row−m) in e (len(row) values); row is not empty.
+func lseParts32(row, e []float32) (m float32, sum float64) {
+	m = maxOf(row)
+	e = e[:len(row)]
+	copy(e, row)
+	expShiftGo32(e, m)
+	return m, sum64(e)
+}

@@ -107,20 +107,18 @@ func toF64[T floats](x []T) []float64 {
 }
 
 // logSumExp is log Σ e^row, shifted by the row's maximum m. Float32 rows go
-// through expShift32 (vectorised in the openblas build) in scratch, which
+// through lseParts32 (one C call in the openblas build) in scratch, which
 // must hold len(row) values and is left holding e^(row−m); the sum is
 // float64 in both precisions. It returns the log-sum-exp and m.
 func logSumExp[T floats](row, scratch []T) (lse, rowMax float64) {
+	if r32, ok := any(row).([]float32); ok {
+		m, s := lseParts32(r32, any(scratch).([]float32))
+		return float64(m) + math.Log(s), float64(m)
+	}
 	m := maxOf(row)
 	var s float64
-	if sc, ok := any(scratch[:len(row)]).([]float32); ok {
-		copy(sc, any(row).([]float32))
-		expShift32(sc, float32(m))
-		s = sum64(sc)
-	} else {
-		for _, v := range row {
-			s += math.Exp(float64(v - m))
-		}
+	for _, v := range row {
+		s += math.Exp(float64(v - m))
 	}
 	return float64(m) + math.Log(s), float64(m)
 }

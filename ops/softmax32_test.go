@@ -78,3 +78,32 @@ func TestFloat32SoftmaxRowsNaN(t *testing.T) {
 		}
 	}
 }
+
+// lseParts32 (cross-entropy's log-sum-exp; C under the openblas build)
+// finds the row's maximum exactly, as maxOf does, and e^(row−m) and their
+// sum as float64 gives them, for rows shorter and longer than a vector.
+func TestFloat32LogSumExpPartsMatchFloat64(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	for _, n := range []int{1, 7, 8, 9, 31, 260} {
+		row, e := make([]float32, n), make([]float32, n)
+		for i := range row {
+			row[i] = float32(20 * r.NormFloat64())
+		}
+		m, sum := lseParts32(row, e)
+		if m != maxOf(row) {
+			t.Fatalf("n=%d: maximum %g, maxOf gives %g", n, m, maxOf(row))
+		}
+		var want float64
+		for i, v := range row {
+			arg := float64(v) - float64(m)
+			ev := math.Exp(arg)
+			want += ev
+			if d := math.Abs(float64(e[i]) - ev); d > (math.Abs(arg)*0x1p-24+1e-6)*ev+1e-30 {
+				t.Fatalf("n=%d: e[%d] = %g, float64 gives %g", n, i, e[i], ev)
+			}
+		}
+		if math.Abs(sum-want) > 1e-6*want {
+			t.Fatalf("n=%d: sum %g, float64 gives %g", n, sum, want)
+		}
+	}
+}
