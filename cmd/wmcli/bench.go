@@ -76,10 +76,13 @@ func benchConfig(pattern string, d, t, experts int) graph.Config {
 func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wm bench-one", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pattern := fs.String("pattern", "", "")
-	d, t, b := fs.Int("d-model", 64, ""), fs.Int("seq-len", 256, ""), fs.Int("batch", 8, "")
-	experts, reps, shards := fs.Int("experts", 1024, ""), fs.Int("reps", 3, ""), fs.Int("shards", 1, "")
-	gemmRate := fs.Bool("gemm-rate", false, "")
+	pattern := fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)4\"")
+	d, t := fs.Int("d-model", 64, "model width"), fs.Int("seq-len", 256, "tokens per sequence")
+	b := fs.Int("batch", 8, "sequences per step")
+	experts := fs.Int("experts", 1024, "CDMoE experts (patterns with E)")
+	reps := fs.Int("reps", 3, "timed steps after the warm-up")
+	shards := fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)")
+	gemmRate := fs.Bool("gemm-rate", false, "measure only the BLAS's float32 product rate (GFLOP/s)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
