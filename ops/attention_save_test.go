@@ -45,18 +45,7 @@ func TestAttentionBackwardFromSave(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		grads := func(k attnKernel, in []any) [][]float64 {
-			dIn := make([]any, len(in))
-			gs := make([][]float64, len(in))
-			for j := range in {
-				gs[j] = make([]float64, len(in[j].([]float64)))
-				dIn[j] = gs[j]
-			}
-			if err := k.backward(in, nil, dOut, dIn); err != nil {
-				t.Fatal(err)
-			}
-			return gs
-		}
+		grads := func(k attnKernel, in []any) [][]float64 { return kernelGrads(t, k, in, dOut) }
 		want := grads(newK(nil), in)
 		k := newK(&attnSaved{})
 		k.gradientWanted()

@@ -68,3 +68,20 @@ func assertClose(t *testing.T, what string, got, want []float64, rtol, atol floa
 		}
 	}
 }
+
+// kernelGrads runs k's backward on float64 inputs in and upstream gradient
+// dOut, and returns every input's gradient (zeroed buffers, as the fused op
+// hands them).
+func kernelGrads(t *testing.T, k kernel, in []any, dOut []float64) [][]float64 {
+	t.Helper()
+	dIn := make([]any, len(in))
+	gs := make([][]float64, len(in))
+	for j := range in {
+		gs[j] = make([]float64, len(in[j].([]float64)))
+		dIn[j] = gs[j]
+	}
+	if err := k.backward(in, nil, dOut, dIn); err != nil {
+		t.Fatal(err)
+	}
+	return gs
+}

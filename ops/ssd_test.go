@@ -259,18 +259,7 @@ func TestSSDBackwardFromSave(t *testing.T) {
 				return in
 			}
 			dOut := randData(rand.New(rand.NewSource(int64(i))), k0.outShape().TotalSize(), nil)
-			grads := func(k ssdKernel, in []any) [][]float64 {
-				dIn := make([]any, len(in))
-				gs := make([][]float64, len(in))
-				for j := range in {
-					gs[j] = make([]float64, len(in[j].([]float64)))
-					dIn[j] = gs[j]
-				}
-				if err := k.backward(in, nil, dOut, dIn); err != nil {
-					t.Fatal(err)
-				}
-				return gs
-			}
+			grads := func(k ssdKernel, in []any) [][]float64 { return kernelGrads(t, k, in, dOut) }
 			forward := func(k ssdKernel, in []any) {
 				if err := k.forward(in, make([]float64, k.outShape().TotalSize())); err != nil {
 					t.Fatal(err)
