@@ -150,8 +150,7 @@ func (k attnKernel) gradientWanted() {
 // releaseSaved is called by ReleaseBuffers.
 func (k attnKernel) releaseSaved() {
 	if k.saved != nil {
-		k.saved.forwardSave.drop()
-		k.saved.probs = nil
+		k.saved.releaseProbs()
 	}
 }
 
@@ -198,6 +197,7 @@ func probsBuffer[T floats](k attnKernel, in [][]T) []T {
 	return p
 }
 
+// releaseProbs forgets the save and hands its memory back.
 func (sv *attnSaved) releaseProbs() {
 	sv.forwardSave.drop()
 	sv.probs = nil
