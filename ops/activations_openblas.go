@@ -183,45 +183,50 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 
 WM_KERNELS(_sse, )
 
+// wm_row_max_sse is the largest of row[0..n) (n ≥ 1) as the Go maxOf
+// finds it (v > m ? v : m from row[0]), over eight lanes; the maximum is
+// exact, so only the sign of a zero maximum can depend on the order.
+static float wm_row_max_sse(const float *row, ptrdiff_t n) {
+	float mx[8];
+	for (int l = 0; l < 8; l++) mx[l] = row[0];
+	ptrdiff_t j = 0;
+	for (; j + 8 <= n; j += 8)
+		for (int l = 0; l < 8; l++) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
+	float m = mx[0];
+	for (int l = 1; l < 8; l++) m = mx[l] > m ? mx[l] : m;
+	for (; j < n; j++) m = row[j] > m ? row[j] : m;
+	return m;
+}
+
+// wm_exp_shift_sum_sse writes e^(src−m) into dst (which may be src) and
+// returns their sum in double, over four lanes.
+static double wm_exp_shift_sum_sse(float *dst, const float *src, ptrdiff_t n, float m) {
+	for (ptrdiff_t j = 0; j < n; j++) dst[j] = wm_exp(src[j] - m);
+	double s[4] = {0, 0, 0, 0};
+	ptrdiff_t j = 0;
+	for (; j + 4 <= n; j += 4)
+		for (int l = 0; l < 4; l++) s[l] += (double)dst[j + l];
+	for (; j < n; j++) s[0] += (double)dst[j];
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 // The causal softmax of rows (row r sees its first last0+r+1 entries; the
-// rest are zeroed) and its gradient, portable: the maximum over eight
-// lanes, the sums in double over four.
+// rest are zeroed), portable.
 static void wm_softmax_rows_sse(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
 		float *row = p + r * n;
 		ptrdiff_t vis = last0 + r + 1;
-		float mx[8];
-		for (int l = 0; l < 8; l++) mx[l] = row[0];
-		ptrdiff_t j = 0;
-		for (; j + 8 <= vis; j += 8)
-			for (int l = 0; l < 8; l++) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
-		float m = mx[0];
-		for (int l = 1; l < 8; l++) m = mx[l] > m ? mx[l] : m;
-		for (; j < vis; j++) m = row[j] > m ? row[j] : m;
-		for (j = 0; j < vis; j++) row[j] = wm_exp(row[j] - m);
-		double s[4] = {0, 0, 0, 0};
-		for (j = 0; j + 4 <= vis; j += 4)
-			for (int l = 0; l < 4; l++) s[l] += (double)row[j + l];
-		for (; j < vis; j++) s[0] += (double)row[j];
-		float inv = (float)(1.0 / ((s[0] + s[1]) + (s[2] + s[3])));
-		for (j = 0; j < vis; j++) row[j] *= inv;
-		for (j = vis; j < n; j++) row[j] = 0;
+		float inv = (float)(1.0 / wm_exp_shift_sum_sse(row, row, vis, wm_row_max_sse(row, vis)));
+		for (ptrdiff_t j = 0; j < vis; j++) row[j] *= inv;
+		for (ptrdiff_t j = vis; j < n; j++) row[j] = 0;
 	}
 }
 
-// wm_lse_parts_sse is, for one row of n ≥ 1 logits, its maximum m (as the
-// Go maxOf), e^(row−m) in e and their sum in double (four lanes).
+// wm_lse_parts_sse is, for one row of n ≥ 1 logits, its maximum m, e^(row−m)
+// in e and their sum in double.
 static double wm_lse_parts_sse(const float *row, float *e, ptrdiff_t n, float *max) {
-	float m = row[0];
-	for (ptrdiff_t j = 1; j < n; j++) m = row[j] > m ? row[j] : m;
-	for (ptrdiff_t j = 0; j < n; j++) e[j] = wm_exp(row[j] - m);
-	double s[4] = {0, 0, 0, 0};
-	ptrdiff_t j = 0;
-	for (; j + 4 <= n; j += 4)
-		for (int l = 0; l < 4; l++) s[l] += (double)e[j + l];
-	for (; j < n; j++) s[0] += (double)e[j];
-	*max = m;
-	return (s[0] + s[1]) + (s[2] + s[3]);
+	*max = wm_row_max_sse(row, n);
+	return wm_exp_shift_sum_sse(e, row, n, *max);
 }
 
 // d = P ∘ (g − Σ_j g P) row by row; d may be g.
