@@ -30,3 +30,8 @@ func lseParts32(row, e []float32) (m float32, sum float64) {
 	expShiftGo32(e, m)
 	return m, sum64(e)
 }
+
+func rmsnormForwardRows32(y, x, w []float32, eps float64) { rmsnormForwardRows(y, x, w, eps) }
+func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64) {
+	rmsnormBackwardRows(dx, dy, x, w, dw, eps)
+}

@@ -66,16 +66,27 @@ func (k rmsnormKernel) backward(in []any, out, dOut any, dIn []any) error {
 func rmsnormForward[T floats](y []T, in [][]T, k rmsnormKernel) {
 	x, w := in[0], in[1]
 	d := len(w)
-	rows := len(x) / d
-	parallelRanges(rows, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-			inv := invRMS(xr, k.eps)
-			for j := range xr {
-				yr[j] = T(float64(xr[j])*inv) * w[j]
-			}
+	parallelRanges(len(x)/d, func(_, lo, hi int) {
+		if y32, ok := any(y).([]float32); ok {
+			rmsnormForwardRows32(y32[lo*d:hi*d], any(x).([]float32)[lo*d:hi*d], any(w).([]float32), k.eps)
+			return
 		}
+		rmsnormForwardRows(y[lo*d:hi*d], x[lo*d:hi*d], w, k.eps)
 	})
+}
+
+// rmsnormForwardRows normalises the rows of x (each len(w) long) into y.
+// Float32 goes to C under the openblas build (rmsnormForwardRows32), with
+// the same arithmetic in the same order.
+func rmsnormForwardRows[T floats](y, x, w []T, eps float64) {
+	d := len(w)
+	for r := 0; r+d <= len(x); r += d {
+		xr, yr := x[r:r+d], y[r:r+d]
+		inv := invRMS(xr, eps)
+		for j := range xr {
+			yr[j] = T(float64(xr[j])*inv) * w[j]
+		}
+	}
 }
 
 func invRMS[T floats](x []T, eps float64) float64 {
@@ -83,7 +94,8 @@ func invRMS[T floats](x []T, eps float64) float64 {
 }
 
 // rmsnormBackward: with r = 1/sqrt(mean(x²)+eps) and g = dy∘w,
-// dx = r*g - x * r³ * mean(g∘x); dw = Σ_rows dy∘x*r.
+// dx = r*g - x * r³ * mean(g∘x); dw = Σ_rows dy∘x*r. Each worker sums its
+// rows' dw in float64; the workers' parts are added in worker order.
 func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
 	x, w := in[0], in[1]
 	d := len(w)
@@ -91,21 +103,15 @@ func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
 	dws := make([][]float64, workerCount(rows))
 	parallelRanges(rows, func(wk, lo, hi int) {
 		dw := make([]float64, d)
-		for r := lo; r < hi; r++ {
-			xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
-			inv := invRMS(xr, k.eps)
-			var dot float64
-			for j := range xr {
-				dot += float64(gr[j]) * float64(w[j]) * float64(xr[j])
-				dw[j] += float64(gr[j]) * float64(xr[j]) * inv
-			}
-			c := inv * inv * inv * dot / float64(d)
-			if dx := dIn[0]; dx != nil {
-				dxr := dx[r*d : (r+1)*d]
-				for j := range xr {
-					dxr[j] = T(inv*float64(gr[j])*float64(w[j]) - float64(xr[j])*c)
-				}
-			}
+		var dx []T
+		if dIn[0] != nil {
+			dx = dIn[0][lo*d : hi*d]
+		}
+		if x32, ok := any(x).([]float32); ok {
+			dx32, _ := any(dx).([]float32)
+			rmsnormBackwardRows32(dx32, any(dy).([]float32)[lo*d:hi*d], x32[lo*d:hi*d], any(w).([]float32), dw, k.eps)
+		} else {
+			rmsnormBackwardRows(dx, dy[lo*d:hi*d], x[lo*d:hi*d], w, dw, k.eps)
 		}
 		dws[wk] = dw
 	})
@@ -113,6 +119,41 @@ func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
 		for _, part := range dws {
 			for j, v := range part {
 				dw[j] += T(v)
+			}
+		}
+	}
+}
+
+// rmsnormBackwardRows is the backward over the rows of x (each len(w)
+// long): dx (when not nil) is written, dy∘x·r is added to dw. Σ g∘w∘x is
+// summed in four interleaved partial sums, as dot does. Float32 goes to C
+// under the openblas build (rmsnormBackwardRows32), with the same
+// arithmetic in the same order.
+func rmsnormBackwardRows[T floats](dx, dy, x, w []T, dw []float64, eps float64) {
+	d := len(w)
+	dw = dw[:d]
+	for r := 0; r+d <= len(x); r += d {
+		xr, gr := x[r:r+d], dy[r:r+d]
+		inv := invRMS(xr, eps)
+		var s [4]float64
+		j := 0
+		for ; j+4 <= d; j += 4 {
+			for l := range 4 {
+				gj, xj := float64(gr[j+l]), float64(xr[j+l])
+				s[l] += gj * float64(w[j+l]) * xj
+				dw[j+l] += gj * xj * inv
+			}
+		}
+		for ; j < d; j++ {
+			gj, xj := float64(gr[j]), float64(xr[j])
+			s[0] += gj * float64(w[j]) * xj
+			dw[j] += gj * xj * inv
+		}
+		c := inv * inv * inv * ((s[0] + s[1]) + (s[2] + s[3])) / float64(d)
+		if dx != nil {
+			dxr := dx[r : r+d]
+			for j := range xr {
+				dxr[j] = T(inv*float64(gr[j])*float64(w[j]) - float64(xr[j])*c)
 			}
 		}
 	}

@@ -1,0 +1,58 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// RMSNorm's float32 rows in this build (C under the openblas tag) equal the
+// Go definition (rmsnormForwardRows, rmsnormBackwardRows) to the bit: widths
+// that leave a tail after the four-wide loops, with dx and without, over
+// rows of very different scales, and dw accumulated over several calls.
+func TestRMSNormRowsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	for _, d := range []int{1, 3, 4, 7, 64, 257} {
+		const rows = 64
+		x, g, w := make([]float32, rows*d), make([]float32, rows*d), make([]float32, d)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/d%5-2)))
+			g[i] = float32(r.NormFloat64())
+		}
+		for i := range w {
+			w[i] = float32(1 + 0.3*r.NormFloat64())
+		}
+		name := fmt.Sprintf("d=%d", d)
+		y, want := make([]float32, rows*d), make([]float32, rows*d)
+		rmsnormForwardRows32(y, x, w, 1e-6)
+		rmsnormForwardRows(want, x, w, 1e-6)
+		assertSame32(t, name+" y", y, want)
+		for _, withDx := range []bool{true, false} {
+			var dx, wantDx []float32
+			if withDx {
+				dx, wantDx = make([]float32, rows*d), make([]float32, rows*d)
+			}
+			dw, wantDw := make([]float64, d), make([]float64, d)
+			for range 2 { // dw adds up over calls
+				rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6)
+				rmsnormBackwardRows(wantDx, g, x, w, wantDw, 1e-6)
+			}
+			assertSame32(t, name+" dx", dx, wantDx)
+			for j := range dw {
+				if dw[j] != wantDw[j] {
+					t.Fatalf("%s: dw[%d] = %v, Go gives %v (bit-identical)", name, j, dw[j], wantDw[j])
+				}
+			}
+		}
+	}
+}
+
+func assertSame32(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, Go gives %v (bit-identical)", what, i, got[i], want[i])
+		}
+	}
+}
