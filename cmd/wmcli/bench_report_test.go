@@ -49,3 +49,25 @@ func TestBenchAnalysis(t *testing.T) {
 		t.Errorf("rounds on one side of 2× are marked unsettled:\n%s", got)
 	}
 }
+
+// A row where wm ran faster than its ceiling fails the ceiling check, by
+// name, and its speed verdict claims no ceiling; the rows of
+// TestBenchAnalysis, all below their ceilings, pass it.
+func TestBenchCeilingCheck(t *testing.T) {
+	r := benchRow{Pattern: "(SM)4", Size: benchSize{D: 256, T: 1024, B: 4}, Threads: 1, GemmRate: 62,
+		WM:   benchResult{Train: 3600 * 1.17, Eval: 100, TrainGFLOP: 70.25, EvalGFLOP: 23.3},
+		Peer: benchResult{Train: 3500, Eval: 90}}
+	got := benchAnalysis([]benchRow{r})
+	for _, want := range []string{
+		"**Ceiling check failed** in 1 rows ((SM)4 d256 t1024 b4 ×1)",
+		"(SM)4 d256 t1024 b4 ×1 1.20×, ceiling not valid (wm above it)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	r.GemmRate = 91
+	if got := benchAnalysis([]benchRow{r}); strings.Contains(got, "Ceiling check failed") || strings.Contains(got, "not valid") {
+		t.Errorf("a row below its ceiling failed the check:\n%s", got)
+	}
+}
