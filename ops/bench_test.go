@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -100,6 +101,30 @@ func BenchmarkSSD(b *testing.B) {
 	benchBoth(b, ssdBenchInputs(true), func(in []*G.Node) (*G.Node, error) {
 		return SSD(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4], D: in[5]}, 64)
 	})
+}
+
+// BenchmarkSSDModel times the scan at the shapes of the SSD mixer in `wm
+// bench`'s rows (4 heads, d_state 16, one group of B and C, chunk 64):
+// d_model 64 (head dim 16, 8×256 tokens) and 256 (head dim 64, 4×1024).
+func BenchmarkSSDModel(b *testing.B) {
+	for _, z := range []struct{ bs, t, p int }{{8, 256, 16}, {4, 1024, 64}} {
+		const h, n = 4, 16
+		in := []fdInput{
+			{name: "x", shape: []int{z.bs, z.t, h, z.p}},
+			{name: "dt", shape: []int{z.bs, z.t, h}, gen: uniformIn(0.001, 0.1)},
+			{name: "A", shape: []int{h}, gen: uniformIn(-8, -1)},
+			{name: "B", shape: []int{z.bs, z.t, 1, n}},
+			{name: "C", shape: []int{z.bs, z.t, 1, n}},
+			{name: "D", shape: []int{h}},
+		}
+		build := func(in []*G.Node) (*G.Node, error) {
+			return SSD(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4], D: in[5]}, 64)
+		}
+		b.Run(fmt.Sprintf("d%d", h*z.p), func(b *testing.B) {
+			b.Run("fwd", func(b *testing.B) { benchOp(b, z.bs*z.t, in, false, build) })
+			b.Run("fwdbwd", func(b *testing.B) { benchOp(b, z.bs*z.t, in, true, build) })
+		})
+	}
 }
 
 func BenchmarkConv1DCausal(b *testing.B) {
