@@ -105,9 +105,10 @@ func BenchmarkSSD(b *testing.B) {
 
 // BenchmarkSSDModel times the scan at the shapes of the SSD mixer in `wm
 // bench`'s rows (4 heads, d_state 16, one group of B and C, chunk 64):
-// d_model 64 (head dim 16, 8×256 tokens) and 256 (head dim 64, 4×1024).
+// d_model 64 (head dim 16, 8×256 tokens) and 256 (head dim 64, 4×1024,
+// and 2×1024 as each of two shards runs it).
 func BenchmarkSSDModel(b *testing.B) {
-	for _, z := range []struct{ bs, t, p int }{{8, 256, 16}, {4, 1024, 64}} {
+	for _, z := range []struct{ bs, t, p int }{{8, 256, 16}, {4, 1024, 64}, {2, 1024, 64}} {
 		const h, n = 4, 16
 		in := []fdInput{
 			{name: "x", shape: []int{z.bs, z.t, h, z.p}},
@@ -120,7 +121,7 @@ func BenchmarkSSDModel(b *testing.B) {
 		build := func(in []*G.Node) (*G.Node, error) {
 			return SSD(SSDInputs{X: in[0], DT: in[1], A: in[2], B: in[3], C: in[4], D: in[5]}, 64)
 		}
-		b.Run(fmt.Sprintf("d%d", h*z.p), func(b *testing.B) {
+		b.Run(fmt.Sprintf("d%d/b%d", h*z.p, z.bs), func(b *testing.B) {
 			b.Run("fwd", func(b *testing.B) { benchOp(b, z.bs*z.t, in, false, build) })
 			b.Run("fwdbwd", func(b *testing.B) { benchOp(b, z.bs*z.t, in, true, build) })
 		})
