@@ -14,7 +14,8 @@ import (
 // reads group i/(h/g), Mamba2's ngroups; g = h gives every head its own),
 // optional D [h] (the skip term) and optional H0 [b,h,p,n], the state before
 // the first token (nil = zeros). Heads that share a group share the chunks'
-// C Bᵀ, which the scan computes once per group.
+// C Bᵀ and run their state products (C Hᵀ, Wᵀ B and their gradients) as one
+// product per chunk (ssdUnit).
 type SSDInputs struct {
 	X, DT, A, B, C *G.Node
 	D, H0          *G.Node
@@ -111,7 +112,7 @@ type ssdKernel struct {
 }
 
 // ssdSaved is the state entering every chunk of every (batch, head),
-// [b·h, nChunks+1, p, n] with the final state last, from the forward for
+// [b, nChunks+1, h, p, n] with the final state last, from the forward for
 // its backward in the same run (which otherwise runs the state passing
 // again), for the same x, dt and B (forwardSave).
 type ssdSaved struct {

@@ -2,136 +2,152 @@ package ops
 
 import "math"
 
-// ssdChunk is the per-(batch, head) scratch of one chunk of the scan. All
-// matrices are row-major; L <= chunk is the chunk's length.
-type ssdChunk[T floats] struct {
-	cum  []float64 // [L]   cumulative sum of dt*A inside the chunk
-	U    []T       // [L,p] dt_j * x_j
-	Gm   []T       // [L,L] C B^T, then masked to M = G ∘ exp(segsum)
-	tmp  []T       // [L,p] C H^T (state read-out before decay)
-	W    []T       // [L,p] exp(cum_last - cum_j) * U_j
-	Yc   []T       // [L,p]
-	seg  []T       // [L,L] exp(cum_i - cum_j), i >= j
-	dG   []T       // [L,L]
-	dU   []T       // [L,p]
-	dY   []T       // [L,p]
-	dW   []T       // [L,p]
-	dcum []float64 // [L]
-	// segRow is row i of exp(segsum) in float64 while seg is filled.
-	segRow []float64 // [L]
-	// The chunk's decays in float64, from one exp per token: r_i =
-	// exp(cum_i − cum_{i−1}) (r_0 = exp(cum_0)), e_i = exp(cum_i) =
-	// r_0⋯r_i and w_j = exp(cum_last − cum_j) = r_{j+1}⋯r_last.
-	r, e, w []float64 // [L]
+// ssdMinUnits is the number of units the scan's parallel loop aims for (two
+// per core on a 2-core machine). The rule that picks the units reads only
+// the shapes, never the core count, so a result is the same on every machine.
+const ssdMinUnits = 4
+
+// ssdUnit is one unit of the scan's parallel loop: hb consecutive heads of
+// one group of one batch row. The heads of a unit share B and C, so their
+// state products (C Hᵀ, Wᵀ B and their gradients) are one product over the
+// unit's [L, hb·p] matrices instead of one per head, and their dB and dC
+// sum over the heads inside the product (Wonderful Matrices listing 3 with
+// Mamba2's ngroups: heads of a group read the same B and C).
+//
+// A group is split into several units only when the batch and the groups
+// alone give fewer than ssdMinUnits; then each unit writes its own partial
+// dB and dC (ssdGroupGrads), summed after the loop in unit order.
+type ssdUnit struct {
+	k          ssdKernel
+	bi, gi     int // batch row and group
+	h0, hb     int // first head and number of heads
+	P          int // hb·p, the width of the unit's [L, hb·p] matrices
+	ldx, ldbc  int // leading dimensions of x (h·p) and of B and C (g·n)
+	xo, bo, do int // offsets of token 0 of head h0 in x, of the group in B/C, of head h0 in dt
+	dbo, lddbc int // offset and leading dimension of token 0 in dB/dC (or the unit's partial)
 }
 
-// newSSDChunk takes the workspace from the scratch pools; release hands
-// it back.
-func newSSDChunk[T floats](chunk, p int) *ssdChunk[T] {
-	return &ssdChunk[T]{
-		cum: scratch[float64](chunk), U: scratch[T](chunk * p), Gm: scratch[T](chunk * chunk),
-		tmp: scratch[T](chunk * p), W: scratch[T](chunk * p), Yc: scratch[T](chunk * p),
-		seg: scratch[T](chunk * chunk), dG: scratch[T](chunk * chunk), dU: scratch[T](chunk * p),
-		dY: scratch[T](chunk * p), dW: scratch[T](chunk * p), dcum: scratch[float64](chunk),
-		segRow: scratch[float64](chunk),
-		r:      scratch[float64](chunk), e: scratch[float64](chunk), w: scratch[float64](chunk),
+// blocksPerGroup is the number of units each group is split into: the
+// fewest (a divisor of heads per group) that give b·g·blocks ≥ ssdMinUnits,
+// or one unit per head.
+func (k ssdKernel) blocksPerGroup() int {
+	hpg := k.h / k.g
+	for nb := 1; nb < hpg; nb++ {
+		if hpg%nb == 0 && k.b*k.g*nb >= ssdMinUnits {
+			return nb
+		}
+	}
+	return hpg
+}
+
+// units is the number of units of the scan's parallel loop.
+func (k ssdKernel) units() int { return k.b * k.g * k.blocksPerGroup() }
+
+// unit locates unit i: batch-major, then group, then block of heads.
+func (k ssdKernel) unit(i int) ssdUnit {
+	nb := k.blocksPerGroup()
+	hb := k.h / k.g / nb
+	bi, gi, blk := i/(k.g*nb), i/nb%k.g, i%nb
+	h0 := gi*(k.h/k.g) + blk*hb
+	u := ssdUnit{k: k, bi: bi, gi: gi, h0: h0, hb: hb, P: hb * k.p, ldx: k.h * k.p, ldbc: k.g * k.n,
+		xo: bi*k.t*k.h*k.p + h0*k.p, bo: bi*k.t*k.g*k.n + gi*k.n, do: bi*k.t*k.h + h0}
+	u.dbo, u.lddbc = u.bo, u.ldbc
+	if nb > 1 {
+		u.lddbc = k.g * nb * k.n
+		u.dbo = bi*k.t*u.lddbc + (gi*nb+blk)*k.n
+	}
+	return u
+}
+
+// headsAt is the slice of a [b, *, h, ...] buffer holding the unit's heads
+// at index r of the second dimension, with per elements per head.
+func headsAt[T floats](u ssdUnit, buf []T, rows, r, per int) []T {
+	o := ((u.bi*rows+r)*u.k.h + u.h0) * per
+	return buf[o : o+u.hb*per]
+}
+
+// ssdChunk is one unit's scratch for one chunk of the scan. Matrices are
+// row-major; L <= chunk is the chunk's length. Per-head vectors are hb
+// blocks of chunk; per-head L×L matrices are hb blocks of chunk² (head j's
+// uses the first L² of its block); the [L, hb·p] matrices hold head j in
+// columns j·p to (j+1)·p.
+type ssdChunk[T floats] struct {
+	chunk, p, hb int
+	// Per head: cum is the cumulative sum of dt*A inside the chunk, r_i =
+	// exp(cum_i − cum_{i−1}) (r_0 = exp(cum_0)), e_i = exp(cum_i) =
+	// r_0⋯r_i, w_j = exp(cum_last − cum_j) = r_{j+1}⋯r_last, and dcum the
+	// gradient of cum. E is exp(cum_last) per head.
+	cum, r, e, w, dcum []float64
+	E                  []float64
+	segRow             []float64 // [chunk] row i of exp(segsum) in float64 while seg is filled
+	G                  []T       // [L,L] C Bᵀ of the group
+	Gm, seg, dG        []T       // per head: G masked to M = G ∘ exp(segsum); exp(segsum); dG
+	dGs                []T       // [L,L] Σ_j dG_j
+	U, W, tmp, Yc      []T       // [L, hb·p]: dt·x; exp(cum_last − cum_j)·U_j; C Hᵀ; the diagonal block's output
+	dU, dY, dW         []T       // [L, hb·p]
+}
+
+// newSSDChunk takes the workspace of a unit of hb heads from the scratch
+// pools; release hands it back.
+func newSSDChunk[T floats](k ssdKernel, hb int) *ssdChunk[T] {
+	ch, cc, wide := k.chunk, k.chunk*k.chunk, k.chunk*hb*k.p
+	return &ssdChunk[T]{chunk: ch, p: k.p, hb: hb,
+		cum: scratch[float64](hb * ch), r: scratch[float64](hb * ch), e: scratch[float64](hb * ch),
+		w: scratch[float64](hb * ch), dcum: scratch[float64](hb * ch), E: scratch[float64](hb),
+		segRow: scratch[float64](ch),
+		G:      scratch[T](cc), Gm: scratch[T](hb * cc), seg: scratch[T](hb * cc), dG: scratch[T](hb * cc), dGs: scratch[T](cc),
+		U: scratch[T](wide), W: scratch[T](wide), tmp: scratch[T](wide), Yc: scratch[T](wide),
+		dU: scratch[T](wide), dY: scratch[T](wide), dW: scratch[T](wide),
 	}
 }
 
 func (c *ssdChunk[T]) release() {
-	for _, s := range [][]T{c.U, c.Gm, c.tmp, c.W, c.Yc, c.seg, c.dG, c.dU, c.dY, c.dW} {
+	for _, s := range [][]T{c.G, c.Gm, c.seg, c.dG, c.dGs, c.U, c.W, c.tmp, c.Yc, c.dU, c.dY, c.dW} {
 		releaseScratch(s)
 	}
-	for _, s := range [][]float64{c.cum, c.dcum, c.segRow, c.r, c.e, c.w} {
+	for _, s := range [][]float64{c.cum, c.r, c.e, c.w, c.dcum, c.E, c.segRow} {
 		releaseScratch(s)
 	}
 }
 
-// ssdView locates one (batch, head) inside the [b,t,h,*] tensors and its
-// group inside B and C [b,t,g,n]. The gradients of B and C have their own
-// offset and leading dimension: with fewer groups than heads each head
-// writes its own [b,t,h,n] partial (ssdGroupGrads).
-type ssdView struct {
-	k          ssdKernel
-	bi, hh, gi int // batch, head, and the head's group
-	ldx, ldbc  int // leading dimensions: h*p and g*n
-	xo, bo, do int // offsets of token 0 in x, in B/C and in dt
-	dbo, lddbc int // offset and leading dimension of token 0 in dB/dC
-}
+// vec is head j's block of a per-head vector.
+func (c *ssdChunk[T]) vec(s []float64, j int) []float64 { return s[j*c.chunk : (j+1)*c.chunk] }
 
-func (k ssdKernel) view(bh int) ssdView {
-	bi, hh := bh/k.h, bh%k.h
-	gi := hh / (k.h / k.g)
-	v := ssdView{k: k, bi: bi, hh: hh, gi: gi, ldx: k.h * k.p, ldbc: k.g * k.n,
-		xo: bi*k.t*k.h*k.p + hh*k.p, bo: bi*k.t*k.g*k.n + gi*k.n, do: bi*k.t*k.h + hh}
-	v.dbo, v.lddbc = v.bo, v.ldbc
-	if k.g < k.h {
-		v.dbo, v.lddbc = bi*k.t*k.h*k.n+hh*k.n, k.h*k.n
-	}
-	return v
-}
+// sq is head j's L×L matrix of a per-head square buffer.
+func (c *ssdChunk[T]) sq(s []T, j, L int) []T { return s[j*c.chunk*c.chunk : j*c.chunk*c.chunk+L*L] }
 
-// ssdGroupBlocks computes G = C Bᵀ of every chunk of every (batch, group)
-// once, [b, g, chunks, chunk, chunk] (a chunk of L tokens uses the first L²
-// as an L×L matrix), when heads share groups: every head of a group has the
-// same G. It returns nil when each head has its own B and C.
-func ssdGroupBlocks[T floats](k ssdKernel, a ssdArgs[T]) []T {
-	if k.g == k.h {
-		return nil
-	}
-	nc, cc := k.chunks(), k.chunk*k.chunk
-	blocks := scratchUninit[T](k.b * k.g * nc * cc) // each block written whole by its gemm
-	ld := k.g * k.n
-	parallelFor(k.b*k.g*nc, func(i int) {
-		bg, ci := i/nc, i%nc
-		bi, gi := bg/k.g, bg%k.g
-		s0 := ci * k.chunk
-		L := min(k.chunk, k.t-s0)
-		o := bi*k.t*ld + gi*k.n + s0*ld
-		gemm(false, true, L, L, k.n, 1, a.C[o:], ld, a.B[o:], ld, 0, blocks[i*cc:], L)
-	})
-	return blocks
-}
-
-// groupBlock is chunk ci's G for the head of v, from ssdGroupBlocks' blocks
-// (nil when there are none).
-func groupBlock[T floats](v ssdView, blocks []T, ci int) []T {
-	if blocks == nil {
-		return nil
-	}
-	k, cc := v.k, v.k.chunk*v.k.chunk
-	o := ((v.bi*k.g+v.gi)*k.chunks() + ci) * cc
-	return blocks[o : o+cc]
-}
-
-// ssdGroupGrads are per-head partials of dB and dC [b,t,h,n] when heads share
-// groups (nil otherwise), so that the heads, run in parallel, never write
-// the same group's rows; sum adds them to dB and dC in head order.
+// ssdGroupGrads are the units' partials of dB and dC, [b, t, g·blocks, n],
+// when a group is split into several units (nil otherwise), so that units
+// run in parallel never write the same rows; sum adds them to dB and dC in
+// unit order.
 type ssdGroupGrads[T floats] struct{ dB, dC []T }
 
 func newSSDGroupGrads[T floats](k ssdKernel) ssdGroupGrads[T] {
-	if k.g == k.h {
+	nb := k.blocksPerGroup()
+	if nb == 1 {
 		return ssdGroupGrads[T]{}
 	}
-	n := k.b * k.t * k.h * k.n
+	n := k.b * k.t * k.g * nb * k.n
 	return ssdGroupGrads[T]{scratch[T](n), scratch[T](n)}
 }
 
-// sum adds the partials into d.B and d.C (each group's heads in order) and
-// hands them back to the pools.
+// sum adds the partials into d.B and d.C and hands them back to the pools.
 func (gg ssdGroupGrads[T]) sum(k ssdKernel, d ssdArgs[T]) {
 	if gg.dB == nil {
 		return
 	}
-	per := k.h / k.g
+	nb := k.blocksPerGroup()
 	for _, pair := range [][2][]T{{d.B, gg.dB}, {d.C, gg.dC}} {
 		dst, src := pair[0], pair[1]
 		if dst != nil {
 			for r := 0; r < k.b*k.t; r++ {
-				for hh := 0; hh < k.h; hh++ {
-					gr := dst[(r*k.g+hh/per)*k.n : (r*k.g+hh/per+1)*k.n]
-					for j, v := range src[(r*k.h+hh)*k.n : (r*k.h+hh+1)*k.n] {
-						gr[j] += v
+				for gi := 0; gi < k.g; gi++ {
+					gr := dst[(r*k.g+gi)*k.n : (r*k.g+gi+1)*k.n]
+					for blk := 0; blk < nb; blk++ {
+						o := ((r*k.g+gi)*nb + blk) * k.n
+						for j, v := range src[o : o+k.n] {
+							gr[j] += v
+						}
 					}
 				}
 			}
@@ -140,70 +156,81 @@ func (gg ssdGroupGrads[T]) sum(k ssdKernel, d ssdArgs[T]) {
 	}
 }
 
-// prepare fills cum, U, W and, when withG, the masked G of the chunk starting
-// at token s0 with L tokens (G copied from shared when not nil), and when
-// withSeg also seg (only the backward pass reads it). It returns
-// exp(cum_last), the chunk's decay.
-func prepare[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool, shared []T) float64 {
-	k := v.k
-	A := float64(a.A[v.hh])
-	// 1. cumulative decay inside the chunk, in float64 (listing 3's A_cumsum)
-	var acc float64
-	for i := 0; i < L; i++ {
-		acc += float64(a.dt[v.do+(s0+i)*k.h]) * A
-		c.cum[i] = acc
-	}
-	// The decays as running products of one exp per token: the factors are
-	// ≤ 1 for SSD's A < 0 and dt > 0, so the products only shrink (where
-	// one underflows, the direct exp is as small), and float64 keeps their
-	// relative error near L·2⁻⁵³.
-	prev := 0.0
-	for i := 0; i < L; i++ {
-		c.r[i] = math.Exp(c.cum[i] - prev)
-		prev = c.cum[i]
-		if i == 0 {
-			c.e[0] = c.r[0]
-		} else {
-			c.e[i] = c.e[i-1] * c.r[i]
+// prepare fills, for each head of the unit, cum, the decays r, e, w and E,
+// and U and W of the chunk starting at token s0 with L tokens; when withG
+// also G = C Bᵀ and each head's masked Gm, and when withSeg each head's seg
+// (only the backward pass reads it).
+func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool) {
+	k := u.k
+	for j := 0; j < u.hb; j++ {
+		A := float64(a.A[u.h0+j])
+		cum, r, e, w := c.vec(c.cum, j), c.vec(c.r, j), c.vec(c.e, j), c.vec(c.w, j)
+		// 1. cumulative decay inside the chunk, in float64 (listing 3's A_cumsum)
+		var acc float64
+		for i := 0; i < L; i++ {
+			acc += float64(a.dt[u.do+j+(s0+i)*k.h]) * A
+			cum[i] = acc
 		}
-	}
-	c.w[L-1] = 1
-	for j := L - 2; j >= 0; j-- {
-		c.w[j] = c.w[j+1] * c.r[j+1]
+		// The decays as running products of one exp per token: the factors
+		// are ≤ 1 for SSD's A < 0 and dt > 0, so the products only shrink
+		// (where one underflows, the direct exp is as small), and float64
+		// keeps their relative error near L·2⁻⁵³.
+		prev := 0.0
+		for i := 0; i < L; i++ {
+			r[i] = math.Exp(cum[i] - prev)
+			prev = cum[i]
+			if i == 0 {
+				e[0] = r[0]
+			} else {
+				e[i] = e[i-1] * r[i]
+			}
+		}
+		w[L-1] = 1
+		for i := L - 2; i >= 0; i-- {
+			w[i] = w[i+1] * r[i+1]
+		}
+		c.E[j] = e[L-1]
 	}
 	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing 3)
 	for i := 0; i < L; i++ {
-		d := a.dt[v.do+(s0+i)*k.h]
-		o := v.xo + (s0+i)*v.ldx
-		xr := a.x[o : o+k.p]
-		U, W := c.U[i*k.p:(i+1)*k.p], c.W[i*k.p:(i+1)*k.p]
-		w := T(c.w[i])
-		for j, xv := range xr {
-			u := d * xv
-			U[j] = u
-			W[j] = w * u
+		xr := a.x[u.xo+(s0+i)*u.ldx:]
+		for j := 0; j < u.hb; j++ {
+			d := a.dt[u.do+j+(s0+i)*k.h]
+			w := T(c.w[j*c.chunk+i])
+			o := i*u.P + j*k.p
+			U, W := c.U[o:o+k.p], c.W[o:o+k.p]
+			for q, xv := range xr[j*k.p : (j+1)*k.p] {
+				uv := d * xv
+				U[q] = uv
+				W[q] = w * uv
+			}
 		}
 	}
-	if withG {
-		// 3. G = C B^T, then M = G ∘ exp(segsum): the stable segment sum
-		// exp(cum_i - cum_j) is formed from the difference, never from
-		// exp(cum_i)*exp(-cum_j), so strong decay cannot overflow.
-		//
-		// Row i is row i−1 times r_i = exp(cum_i − cum_{i−1}) = exp(dt_i·A),
-		// so no exp per element (they were most of the exponentials of a
-		// d_model-64 step).
-		if shared != nil {
-			copy(c.Gm[:L*L], shared[:L*L]) // the group's G, computed once for its heads
-		} else {
-			gemm(false, true, L, L, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, a.B[v.bo+s0*v.ldbc:], v.ldbc, 0, c.Gm, L)
+	if !withG {
+		return
+	}
+	// 3. G = C B^T once for the unit's heads, then each head's M = G ∘
+	// exp(segsum): the stable segment sum exp(cum_i - cum_j) is formed from
+	// the difference, never from exp(cum_i)*exp(-cum_j), so strong decay
+	// cannot overflow. Row i is row i−1 times r_i = exp(dt_i·A), so no exp
+	// per element.
+	cb := u.bo + s0*u.ldbc
+	G := c.G[:L*L]
+	if u.hb == 1 {
+		G = c.sq(c.Gm, 0, L)
+	}
+	gemm(false, true, L, L, k.n, 1, a.C[cb:], u.ldbc, a.B[cb:], u.ldbc, 0, G, L)
+	for j := 0; j < u.hb; j++ {
+		gm := c.sq(c.Gm, j, L)
+		if u.hb > 1 {
+			copy(gm, G)
 		}
 		var seg []T
 		if withSeg {
-			seg = c.seg
+			seg = c.sq(c.seg, j, L)
 		}
-		ssdMask(c.Gm, seg, c.segRow, c.r, L)
+		ssdMask(gm, seg, c.segRow, c.vec(c.r, j), L)
 	}
-	return c.e[L-1]
 }
 
 // ssdMask multiplies gm [L,L] by exp(segsum), whose row i is row i−1 times
@@ -244,70 +271,77 @@ func ssdMaskGo[T floats](gm, seg []T, row, r []float64, L int) {
 	}
 }
 
-// advance moves the state across the chunk: H = E*H + W^T B.
-func advance[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, E float64) {
-	for i := range H {
-		H[i] *= T(E)
+// advance moves the unit's states [hb, p, n] across the chunk: H = E*H +
+// Wᵀ B, one product for all its heads.
+func advance[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int) {
+	pn := u.k.p * u.k.n
+	for j := 0; j < u.hb; j++ {
+		E := T(c.E[j])
+		for i := range H[j*pn : (j+1)*pn] {
+			H[j*pn+i] *= E
+		}
 	}
-	gemm(true, false, v.k.p, v.k.n, L, 1, c.W, v.k.p, a.B[v.bo+s0*v.ldbc:], v.ldbc, 1, H, v.k.n)
+	gemm(true, false, u.P, u.k.n, L, 1, c.W, u.P, a.B[u.bo+s0*u.ldbc:], u.ldbc, 1, H, u.k.n)
 }
 
 func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 	states := statesBuffer(k, a) // the state entering each chunk, for the backward
-	var blocks []T
-	if k.out == ssdOutY {
-		blocks = ssdGroupBlocks(k, a)
-		defer releaseScratch(blocks)
-	}
-	span := (k.chunks() + 1) * k.p * k.n
-	parallelFor(k.b*k.h, func(bh int) {
-		v := k.view(bh)
-		c := newSSDChunk[T](k.chunk, k.p)
+	nc, pn := k.chunks(), k.p*k.n
+	parallelFor(k.units(), func(i int) {
+		u := k.unit(i)
+		c := newSSDChunk[T](k, u.hb)
 		defer c.release()
-		H := scratch[T](k.p * k.n)
+		H := scratch[T](u.hb * pn) // the unit's heads' states, [hb, p, n]
 		defer releaseScratch(H)
 		if a.H0 != nil {
-			copy(H, a.H0[bh*k.p*k.n:])
+			copy(H, headsAt(u, a.H0, 1, 0, pn))
 		}
-		for s0 := 0; s0 < k.t; s0 += k.chunk {
+		for ci := 0; ci < nc; ci++ {
+			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			if states != nil {
-				copy(states[bh*span+s0/k.chunk*len(H):], H)
+				copy(headsAt(u, states, nc+1, ci, pn), H)
 			}
-			E := prepare(v, a, c, s0, L, k.out == ssdOutY, false, groupBlock(v, blocks, s0/k.chunk))
+			prepare(u, a, c, s0, L, k.out == ssdOutY, false)
 			if k.out == ssdOutY {
-				ssdChunkOutput(v, a, c, H, s0, L, out)
+				ssdChunkOutput(u, a, c, H, s0, L, out)
 			}
-			advance(v, a, c, H, s0, L, E)
+			advance(u, a, c, H, s0, L)
 		}
 		if states != nil {
-			copy(states[(bh+1)*span-len(H):], H)
+			copy(headsAt(u, states, nc+1, nc, pn), H)
 		}
 		if k.out == ssdOutState {
-			copy(out[bh*k.p*k.n:(bh+1)*k.p*k.n], H)
+			copy(headsAt(u, out, 1, 0, pn), H)
 		}
 	})
 }
 
-// ssdChunkOutput writes y for the chunk: Y = M U (diagonal block) +
-// exp(cum_i) C_i H^T (state from earlier chunks) + D x.
-func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, out []T) {
-	k := v.k
-	gemm(false, false, L, k.p, L, 1, c.Gm, L, c.U, k.p, 0, c.Yc, k.p)
-	gemm(false, true, L, k.p, k.n, 1, a.C[v.bo+s0*v.ldbc:], v.ldbc, H, k.n, 0, c.tmp, k.p)
+// ssdChunkOutput writes y for the chunk: Y = M U (diagonal block, per head)
+// + exp(cum_i) C_i Hᵀ (state from earlier chunks, one product for the
+// unit) + D x.
+func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, out []T) {
+	k := u.k
+	for j := 0; j < u.hb; j++ {
+		gemm(false, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.U[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
+	}
+	gemm(false, true, L, u.P, k.n, 1, a.C[u.bo+s0*u.ldbc:], u.ldbc, H, k.n, 0, c.tmp, u.P)
 	for i := 0; i < L; i++ {
-		e := T(c.e[i])
-		o := v.xo + (s0+i)*v.ldx
-		yr, yc, tm := out[o:o+k.p], c.Yc[i*k.p:(i+1)*k.p], c.tmp[i*k.p:(i+1)*k.p]
-		if a.D == nil {
-			for j, yv := range yc {
-				yr[j] = yv + e*tm[j]
+		o := u.xo + (s0+i)*u.ldx
+		for j := 0; j < u.hb; j++ {
+			e := T(c.e[j*c.chunk+i])
+			w := i*u.P + j*k.p
+			yr, yc, tm := out[o+j*k.p:o+(j+1)*k.p], c.Yc[w:w+k.p], c.tmp[w:w+k.p]
+			if a.D == nil {
+				for q, yv := range yc {
+					yr[q] = yv + e*tm[q]
+				}
+				continue
 			}
-			continue
-		}
-		Dh, xr := a.D[v.hh], a.x[o:o+k.p]
-		for j, yv := range yc {
-			yr[j] = yv + e*tm[j] + Dh*xr[j]
+			Dh, xr := a.D[u.h0+j], a.x[o+j*k.p:o+(j+1)*k.p]
+			for q, yv := range yc {
+				yr[q] = yv + e*tm[q] + Dh*xr[q]
+			}
 		}
 	}
 }
@@ -315,7 +349,7 @@ func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 // ssdBackward computes every gradient of the scan in one reverse pass over the
 // chunks. g is dL/dy ([b,t,h,p]) or dL/dH_final ([b,h,p,n]) as k.out says.
 //
-// Per chunk, with U_j = dt_j x_j, cum the in-chunk cumsum of dt*A,
+// Per chunk and head, with U_j = dt_j x_j, cum the in-chunk cumsum of dt*A,
 // seg_ij = exp(cum_i - cum_j), e_i = exp(cum_i), w_j = exp(cum_L - cum_j),
 // E = exp(cum_L):
 //
@@ -327,54 +361,49 @@ func ssdChunkOutput[T floats](v ssdView, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 // d(dt*A) by a reverse cumsum, and hands dH (E dH_next + Σ e_i dY_i ⊗ C_i) to
 // the previous chunk; what is left after the first chunk is dH0.
 func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
-	nChunks := k.chunks()
+	nc, pn := k.chunks(), k.p*k.n
 	dAparts := make([]float64, k.b*k.h)
 	dDparts := make([]float64, k.b*k.h)
 	saved := savedStates(k, a)
-	var blocks []T
-	if k.out == ssdOutY {
-		blocks = ssdGroupBlocks(k, a)
-		defer releaseScratch(blocks)
-	}
 	gg := newSSDGroupGrads[T](k)
-	dg := d // the heads' dB and dC: d's own, or per-head partials
+	dg := d // the units' dB and dC: d's own, or the units' partials
 	if gg.dB != nil {
 		dg.B, dg.C = gg.dB, gg.dC
 	}
-	parallelFor(k.b*k.h, func(bh int) {
-		v := k.view(bh)
-		c := newSSDChunk[T](k.chunk, k.p)
+	parallelFor(k.units(), func(i int) {
+		u := k.unit(i)
+		c := newSSDChunk[T](k, u.hb)
 		defer c.release()
-		pn := k.p * k.n
-		var states []T
-		if saved != nil {
-			states = saved[bh*(nChunks+1)*pn : (bh+1)*(nChunks+1)*pn]
-		} else {
-			states = ssdChunkStates(k, v, a, c, bh, nChunks)
+		hpn := u.hb * pn
+		stateAt := func(ci int) []T { return headsAt(u, saved, nc+1, ci, pn) }
+		if saved == nil {
+			states := ssdUnitStates(u, a, c, nc)
 			defer releaseScratch(states)
+			stateAt = func(ci int) []T { return states[ci*hpn : (ci+1)*hpn] }
 		}
-		dH := make([]T, pn) // dL/d(state leaving the current chunk)
+		dH := make([]T, hpn) // dL/d(states leaving the current chunk)
 		if k.out == ssdOutState {
-			copy(dH, g[bh*pn:(bh+1)*pn])
+			copy(dH, headsAt(u, g, 1, 0, pn))
 		}
-		dHin := make([]T, pn)
-		var dA, dD float64
-		for ci := nChunks - 1; ci >= 0; ci-- {
+		dHin := make([]T, hpn)
+		dA, dD := make([]float64, u.hb), make([]float64, u.hb)
+		for ci := nc - 1; ci >= 0; ci-- {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
-			H := states[ci*pn : (ci+1)*pn]
-			E := prepare(v, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY, groupBlock(v, blocks, ci))
-			ssdStatePassingBackward(k, v, a, dg, c, H, dH, dHin, s0, L, E)
+			H := stateAt(ci)
+			prepare(u, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY)
+			ssdStatePassingBackward(u, a, dg, c, H, dH, dHin, s0, L)
 			if k.out == ssdOutY {
-				ssdChunkOutputBackward(v, a, dg, c, g, H, dHin, s0, L, &dD)
+				ssdChunkOutputBackward(u, a, dg, c, g, H, dHin, s0, L, dD)
 			}
-			ssdDecayBackward(k, v, a, d, c, s0, L, &dA)
+			ssdDecayBackward(u, a, d, c, s0, L, dA)
 			dH, dHin = dHin, dH
 		}
 		if d.H0 != nil {
-			copy(d.H0[bh*pn:(bh+1)*pn], dH)
+			copy(headsAt(u, d.H0, 1, 0, pn), dH)
 		}
-		dAparts[bh], dDparts[bh] = dA, dD
+		copy(dAparts[u.bi*k.h+u.h0:], dA)
+		copy(dDparts[u.bi*k.h+u.h0:], dD)
 	})
 	gg.sum(k, d)
 	for bh := range dAparts {
@@ -385,124 +414,159 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 	}
 }
 
-// ssdChunkStates runs the forward again for one (batch, head), keeping the
-// state entering every chunk (nChunks+1 states of p·n, from scratch).
-func ssdChunkStates[T floats](k ssdKernel, v ssdView, a ssdArgs[T], c *ssdChunk[T], bh, nChunks int) []T {
-	pn := k.p * k.n
-	states := scratch[T]((nChunks + 1) * pn)
+// ssdUnitStates runs the forward again for one unit, keeping its heads'
+// states entering every chunk ([chunks+1, hb, p, n], from scratch).
+func ssdUnitStates[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], nc int) []T {
+	k := u.k
+	hpn := u.hb * k.p * k.n
+	states := scratch[T]((nc + 1) * hpn)
 	if a.H0 != nil {
-		copy(states, a.H0[bh*pn:(bh+1)*pn])
+		copy(states, headsAt(u, a.H0, 1, 0, k.p*k.n))
 	}
-	for ci := 0; ci < nChunks; ci++ {
+	for ci := 0; ci < nc; ci++ {
 		s0 := ci * k.chunk
 		L := min(k.chunk, k.t-s0)
-		copy(states[(ci+1)*pn:(ci+2)*pn], states[ci*pn:(ci+1)*pn])
-		E := prepare(v, a, c, s0, L, false, false, nil)
-		advance(v, a, c, states[(ci+1)*pn:(ci+2)*pn], s0, L, E)
+		next := states[(ci+1)*hpn : (ci+2)*hpn]
+		copy(next, states[ci*hpn:(ci+1)*hpn])
+		prepare(u, a, c, s0, L, false, false)
+		advance(u, a, c, next, s0, L)
 	}
 	return states
 }
 
 // ssdStatePassingBackward is the gradient of the state passing
-// H_next = E*H + W^T B for one chunk: dHin = E dH, dB += W dH, dU = w dW,
+// H_next = E*H + Wᵀ B for one chunk and the unit's heads: dHin = E dH,
+// dW = B dHᵀ and dB += W dH (one product each for all heads), dU = w dW,
 // and the decays' part of dcum (cleared first).
-func ssdStatePassingBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdChunk[T], H, dH, dHin []T, s0, L int, E float64) {
-	Bc, dBc := a.B[v.bo+s0*v.ldbc:], d.B[v.dbo+s0*v.lddbc:]
-	for i := range c.dcum[:L] {
-		c.dcum[i] = 0
-	}
-	for i := range dHin {
-		dHin[i] = T(E) * dH[i]
-	}
-	var dE float64
-	for i := range dH {
-		dE += float64(dH[i]) * float64(H[i])
-	}
-	c.dcum[L-1] += dE * E
-	// dW = B dH^T; dB += W dH; dU += w*dW; dw_j = dW_j·U_j
-	gemm(false, true, L, k.p, k.n, 1, Bc, v.ldbc, dH, k.n, 0, c.dW, k.p)
-	gemm(false, false, L, k.n, k.p, 1, c.W, k.p, dH, k.n, 1, dBc, v.lddbc)
-	for j := 0; j < L; j++ {
-		w := c.w[j]
-		dW, U, dU := c.dW[j*k.p:(j+1)*k.p], c.U[j*k.p:(j+1)*k.p], c.dU[j*k.p:(j+1)*k.p]
-		var dw float64
-		for q, dv := range dW {
-			dw += float64(dv) * float64(U[q])
-			dU[q] = T(w) * dv
+func ssdStatePassingBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], H, dH, dHin []T, s0, L int) {
+	k, pn := u.k, u.k.p*u.k.n
+	Bc, dBc := a.B[u.bo+s0*u.ldbc:], d.B[u.dbo+s0*u.lddbc:]
+	for j := 0; j < u.hb; j++ {
+		dcum := c.vec(c.dcum, j)
+		clear(dcum[:L])
+		E := c.E[j]
+		hs, dhs, dhin := H[j*pn:(j+1)*pn], dH[j*pn:(j+1)*pn], dHin[j*pn:(j+1)*pn]
+		var dE float64
+		for q, dv := range dhs {
+			dhin[q] = T(E) * dv
+			dE += float64(dv) * float64(hs[q])
 		}
-		c.dcum[L-1] += dw * w
-		c.dcum[j] -= dw * w
+		dcum[L-1] += dE * E
+	}
+	gemm(false, true, L, u.P, k.n, 1, Bc, u.ldbc, dH, k.n, 0, c.dW, u.P)
+	gemm(false, false, L, k.n, u.P, 1, c.W, u.P, dH, k.n, 1, dBc, u.lddbc)
+	for j := 0; j < u.hb; j++ {
+		dcum, ws := c.vec(c.dcum, j), c.vec(c.w, j)
+		for i := 0; i < L; i++ {
+			w := ws[i]
+			o := i*u.P + j*k.p
+			dW, U, dU := c.dW[o:o+k.p], c.U[o:o+k.p], c.dU[o:o+k.p]
+			var dw float64
+			for q, dv := range dW {
+				dw += float64(dv) * float64(U[q])
+				dU[q] = T(w) * dv
+			}
+			dcum[L-1] += dw * w
+			dcum[i] -= dw * w
+		}
 	}
 }
 
 // ssdDecayBackward turns the chunk's dcum and dU into dx and ddt (cum_i =
-// Σ_{r<=i} dt_r A, so da_r = Σ_{i>=r} dcum_i; U = dt·x) and adds the
-// chunk's terms of dA to *dA, in the order the loop over chunks always did.
-func ssdDecayBackward[T floats](k ssdKernel, v ssdView, a, d ssdArgs[T], c *ssdChunk[T], s0, L int, dA *float64) {
-	A := float64(a.A[v.hh])
-	var da float64
-	for r := L - 1; r >= 0; r-- {
-		da += c.dcum[r]
-		dto := v.do + (s0+r)*k.h
-		dtv := float64(a.dt[dto])
-		xr := a.x[v.xo+(s0+r)*v.ldx:]
-		dxr := d.x[v.xo+(s0+r)*v.ldx:]
-		// U = dt*x: dx += dt*dU, ddt += dU·x
-		dU := c.dU[r*k.p : (r+1)*k.p]
-		xr, dxr = xr[:len(dU)], dxr[:len(dU)]
-		var ddt float64
-		for q, u := range dU {
-			ddt += float64(u) * float64(xr[q])
-			dxr[q] += T(dtv) * u
+// Σ_{r<=i} dt_r A, so da_r = Σ_{i>=r} dcum_i; U = dt·x) for each head of the
+// unit and adds the chunk's terms of dA to dA[j], in the order the loop over
+// chunks always did.
+func ssdDecayBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], s0, L int, dA []float64) {
+	k := u.k
+	for j := 0; j < u.hb; j++ {
+		A := float64(a.A[u.h0+j])
+		dcum := c.vec(c.dcum, j)
+		var da float64
+		for r := L - 1; r >= 0; r-- {
+			da += dcum[r]
+			dto := u.do + j + (s0+r)*k.h
+			dtv := float64(a.dt[dto])
+			o := u.xo + (s0+r)*u.ldx + j*k.p
+			xr, dxr := a.x[o:o+k.p], d.x[o:o+k.p]
+			// U = dt*x: dx += dt*dU, ddt += dU·x
+			var ddt float64
+			for q, uv := range c.dU[r*u.P+j*k.p : r*u.P+(j+1)*k.p] {
+				ddt += float64(uv) * float64(xr[q])
+				dxr[q] += T(dtv) * uv
+			}
+			d.dt[dto] += T(ddt + da*A)
+			dA[j] += da * dtv
 		}
-		d.dt[dto] += T(ddt + da*A)
-		*dA += da * dtv
 	}
 }
 
 // ssdChunkOutputBackward adds the gradients of the chunk's output
-// Y_i = Σ_{j<=i} G_ij seg_ij U_j + e_i H C_i + D x_i, given dY from g.
-// It accumulates into dU (which it expects to hold the state-passing part),
-// dcum, dB, dC, dx, dHin (the state entering the chunk) and *dD.
-func ssdChunkOutputBackward[T floats](v ssdView, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, dD *float64) {
-	k := v.k
-	Cc, Bc := a.C[v.bo+s0*v.ldbc:], a.B[v.bo+s0*v.ldbc:]
-	dCc, dBc := d.C[v.dbo+s0*v.lddbc:], d.B[v.dbo+s0*v.lddbc:]
-	var dDc float64 // the chunk's dD, summed in the order of the loop
+// Y_i = Σ_{j<=i} G_ij seg_ij U_j + e_i H C_i + D x_i, given dY from g, for
+// the unit's heads. It accumulates into dU (which it expects to hold the
+// state-passing part), dcum, dB, dC, dx, dHin (the states entering the
+// chunk) and dD[j].
+func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, dD []float64) {
+	k := u.k
+	Cc, Bc := a.C[u.bo+s0*u.ldbc:], a.B[u.bo+s0*u.ldbc:]
+	dCc, dBc := d.C[u.dbo+s0*u.lddbc:], d.B[u.dbo+s0*u.lddbc:]
 	for i := 0; i < L; i++ {
-		o := v.xo + (s0+i)*v.ldx
-		gr := g[o : o+k.p]
-		copy(c.dY[i*k.p:(i+1)*k.p], gr)
-		if a.D != nil {
-			Dh := a.D[v.hh]
-			xr, dxr := a.x[o:o+k.p], d.x[o:o+k.p]
-			for q, gv := range gr {
-				dDc += float64(gv) * float64(xr[q])
-				dxr[q] += Dh * gv
+		o := u.xo + (s0+i)*u.ldx
+		copy(c.dY[i*u.P:(i+1)*u.P], g[o:o+u.P])
+	}
+	if a.D != nil {
+		for j := 0; j < u.hb; j++ {
+			Dh := a.D[u.h0+j]
+			var dDc float64 // the chunk's dD, summed in the order of the loop
+			for i := 0; i < L; i++ {
+				o := u.xo + (s0+i)*u.ldx + j*k.p
+				xr, dxr := a.x[o:o+k.p], d.x[o:o+k.p]
+				for q, gv := range g[o : o+k.p] {
+					dDc += float64(gv) * float64(xr[q])
+					dxr[q] += Dh * gv
+				}
+			}
+			dD[j] += dDc
+		}
+	}
+	// Diagonal blocks, per head: Q = dY Uᵀ; dG = seg∘Q; dU += Mᵀ dY; R =
+	// G∘dG feeds dcum. B and C are the group's, so dC += (Σ_j dG_j) B and
+	// dB += (Σ_j dG_j)ᵀ C.
+	for j := 0; j < u.hb; j++ {
+		dG := c.sq(c.dG, j, L)
+		gemm(false, true, L, L, k.p, 1, c.dY[j*k.p:], u.P, c.U[j*k.p:], u.P, 0, dG, L)
+		gemm(true, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.dY[j*k.p:], u.P, 1, c.dU[j*k.p:], u.P)
+		ssdMaskGrad(c.sq(c.Gm, j, L), c.sq(c.seg, j, L), dG, c.vec(c.dcum, j), L)
+	}
+	dGs := c.sq(c.dG, 0, L)
+	if u.hb > 1 {
+		dGs = c.dGs[:L*L]
+		copy(dGs, c.sq(c.dG, 0, L))
+		for j := 1; j < u.hb; j++ {
+			for q, v := range c.sq(c.dG, j, L) {
+				dGs[q] += v
 			}
 		}
 	}
-	*dD += dDc
-	// Diagonal block. Q = dY U^T; dG = seg∘Q; dU += M^T dY; R = G∘dG feeds dcum.
-	gemm(false, true, L, L, k.p, 1, c.dY, k.p, c.U, k.p, 0, c.dG, L)
-	gemm(true, false, L, k.p, L, 1, c.Gm, L, c.dY, k.p, 1, c.dU, k.p)
-	ssdMaskGrad(c.Gm, c.seg, c.dG, c.dcum, L)
-	gemm(false, false, L, k.n, L, 1, c.dG, L, Bc, v.ldbc, 1, dCc, v.lddbc)
-	gemm(true, false, L, k.n, L, 1, c.dG, L, Cc, v.ldbc, 1, dBc, v.lddbc)
+	gemm(false, false, L, k.n, L, 1, dGs, L, Bc, u.ldbc, 1, dCc, u.lddbc)
+	gemm(true, false, L, k.n, L, 1, dGs, L, Cc, u.ldbc, 1, dBc, u.lddbc)
 	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
-	gemm(false, true, L, k.p, k.n, 1, Cc, v.ldbc, H, k.n, 0, c.tmp, k.p)
-	for i := 0; i < L; i++ {
-		e := c.e[i]
-		dy, tm := c.dY[i*k.p:(i+1)*k.p], c.tmp[i*k.p:(i+1)*k.p]
-		var de float64
-		for q, yv := range dy {
-			de += float64(yv) * float64(tm[q])
-			dy[q] = yv * T(e)
+	gemm(false, true, L, u.P, k.n, 1, Cc, u.ldbc, H, k.n, 0, c.tmp, u.P)
+	for j := 0; j < u.hb; j++ {
+		es, dcum := c.vec(c.e, j), c.vec(c.dcum, j)
+		for i := 0; i < L; i++ {
+			e := es[i]
+			o := i*u.P + j*k.p
+			dy, tm := c.dY[o:o+k.p], c.tmp[o:o+k.p]
+			var de float64
+			for q, yv := range dy {
+				de += float64(yv) * float64(tm[q])
+				dy[q] = yv * T(e)
+			}
+			dcum[i] += de * e
 		}
-		c.dcum[i] += de * e
 	}
-	gemm(true, false, k.p, k.n, L, 1, c.dY, k.p, Cc, v.ldbc, 1, dHin, k.n)
-	gemm(false, false, L, k.n, k.p, 1, c.dY, k.p, H, k.n, 1, dCc, v.lddbc)
+	gemm(true, false, u.P, k.n, L, 1, c.dY, u.P, Cc, u.ldbc, 1, dHin, k.n)
+	gemm(false, false, L, k.n, u.P, 1, c.dY, u.P, H, k.n, 1, dCc, u.lddbc)
 }
 
 // ssdMaskGrad takes dG = Q = dY Uᵀ [L,L] of the diagonal block and turns it
@@ -516,7 +580,6 @@ func ssdMaskGrad[T floats](gm, seg, dG []T, dcum []float64, L int) {
 	}
 	ssdMaskGradGo(gm, seg, dG, dcum, L)
 }
-
 func ssdMaskGradGo[T floats](gm, seg, dG []T, dcum []float64, L int) {
 	for i := 0; i < L; i++ {
 		g, s, d := gm[i*L:i*L+i+1], seg[i*L:i*L+i+1], dG[i*L:i*L+L]
