@@ -111,30 +111,6 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 			}                                                                                         \
 		}                                                                                             \
 	}                                                                                                 \
-	ATTR void wm_ssd_mask_grad##SUFFIX(const float *gm, const float *seg, float *dG, double *dcum,  \
-	                                   ptrdiff_t L) {                                                 \
-		for (ptrdiff_t i = 0; i < L; i++) {                                                           \
-			const float *g = gm + i * L, *s = seg + i * L;                                            \
-			float *d = dG + i * L;                                                                    \
-			double ri[4] = {0, 0, 0, 0};                                                              \
-			ptrdiff_t j = 0;                                                                          \
-			for (; j + 4 <= i + 1; j += 4)                                                            \
-				for (int l = 0; l < 4; l++) {                                                         \
-					double rr = (double)g[j + l] * (double)d[j + l];                                  \
-					ri[l] += rr;                                                                      \
-					dcum[j + l] -= rr;                                                                \
-					d[j + l] *= s[j + l];                                                             \
-				}                                                                                     \
-			for (; j <= i; j++) {                                                                     \
-				double rr = (double)g[j] * (double)d[j];                                              \
-				ri[0] += rr;                                                                          \
-				dcum[j] -= rr;                                                                        \
-				d[j] *= s[j];                                                                         \
-			}                                                                                         \
-			dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);                                             \
-			for (j = i + 1; j < L; j++) d[j] = 0;                                                     \
-		}                                                                                             \
-	}                                                                                                 \
 	ATTR static inline float wm_dot##SUFFIX(const float *a, const float *b, ptrdiff_t n) {           \
 		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                      \
 		ptrdiff_t j = 0;                                                                              \
@@ -241,6 +217,34 @@ static void wm_softmax_grad_rows_sse(float *d, const float *p, const float *g, p
 		for (; j < n; j++) s[0] += (double)gr[j] * (double)pr[j];
 		float dot = (float)((s[0] + s[1]) + (s[2] + s[3]));
 		for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+	}
+}
+// wm_ssd_mask_grad_sse turns dG = Q = dY Uᵀ of a diagonal block (L×L)
+// into seg∘Q (zero above the diagonal) and adds R = G∘Q to dcum (dcum_i +=
+// Σ_j R_ij, dcum_j −= Σ_i R_ij), as ssdMaskGradGo, with row i's sum over
+// four lanes. A float32 product in double is exact, so only the order of
+// the sums can differ from Go's.
+static void wm_ssd_mask_grad_sse(const float *gm, const float *seg, float *dG, double *dcum, ptrdiff_t L) {
+	for (ptrdiff_t i = 0; i < L; i++) {
+		const float *g = gm + i * L, *s = seg + i * L;
+		float *d = dG + i * L;
+		double ri[4] = {0, 0, 0, 0};
+		ptrdiff_t j = 0;
+		for (; j + 4 <= i + 1; j += 4)
+			for (int l = 0; l < 4; l++) {
+				double rr = (double)g[j + l] * (double)d[j + l];
+				ri[l] += rr;
+				dcum[j + l] -= rr;
+				d[j + l] *= s[j + l];
+			}
+		for (; j <= i; j++) {
+			double rr = (double)g[j] * (double)d[j];
+			ri[0] += rr;
+			dcum[j] -= rr;
+			d[j] *= s[j];
+		}
+		dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);
+		for (j = i + 1; j < L; j++) d[j] = 0;
 	}
 }
 #ifdef WM_AVX2
@@ -359,6 +363,35 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float 
 			_mm256_storeu_ps(dr + j, _mm256_mul_ps(pv, _mm256_sub_ps(_mm256_loadu_ps(gr + j), vd)));
 		}
 		for (; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+	}
+}
+
+// wm_ssd_mask_grad_avx2 is wm_ssd_mask_grad_sse on four double lanes (GCC
+// had left it scalar): the same lanes, so the same bits.
+__attribute__((target("avx2,fma"))) static void wm_ssd_mask_grad_avx2(const float *gm, const float *seg, float *dG,
+                                                                       double *dcum, ptrdiff_t L) {
+	for (ptrdiff_t i = 0; i < L; i++) {
+		const float *g = gm + i * L, *s = seg + i * L;
+		float *d = dG + i * L;
+		__m256d acc = _mm256_setzero_pd();
+		ptrdiff_t j = 0;
+		for (; j + 4 <= i + 1; j += 4) {
+			__m128 dv = _mm_loadu_ps(d + j);
+			__m256d rr = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(g + j)), _mm256_cvtps_pd(dv));
+			acc = _mm256_add_pd(acc, rr);
+			_mm256_storeu_pd(dcum + j, _mm256_sub_pd(_mm256_loadu_pd(dcum + j), rr));
+			_mm_storeu_ps(d + j, _mm_mul_ps(dv, _mm_loadu_ps(s + j)));
+		}
+		double ri[4];
+		_mm256_storeu_pd(ri, acc);
+		for (; j <= i; j++) {
+			double rr = (double)g[j] * (double)d[j];
+			ri[0] += rr;
+			dcum[j] -= rr;
+			d[j] *= s[j];
+		}
+		dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);
+		if (i + 1 < L) memset(d + i + 1, 0, (size_t)(L - i - 1) * sizeof(float));
 	}
 }
 

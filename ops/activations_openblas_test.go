@@ -2,7 +2,11 @@
 
 package ops
 
-import "testing"
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
 
 // The openblas build has two C variants of its float32 kernels (activations,
 // softmax rows, SSD masks, RMSNorm); the other tests run on the one the CPU selects,
@@ -20,5 +24,34 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	t.Run("softmax NaN", TestFloat32SoftmaxRowsNaN)
 	t.Run("log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64)
 	t.Run("rmsnorm rows", TestRMSNormRowsMatchGo)
+	t.Run("ssd mask grad", TestSSDMaskGradMatchesGo)
 	t.Run("golden", TestGolden)
+}
+
+// The AVX2 variant of the SSD mask gradient (intrinsics) sums on the
+// portable variant's lanes, so the two agree to the bit.
+func TestSSDMaskGradAVX2EqualsSSE2(t *testing.T) {
+	if !useAVX2(true) {
+		t.Skip("this CPU has no AVX2")
+	}
+	defer useAVX2(true)
+	r := rand.New(rand.NewSource(8))
+	for _, L := range []int{1, 3, 4, 5, 17, 64, 67} {
+		c := newSSDMaskGradCase(r, L)
+		avx, sse := c.clone(), c.clone()
+		useAVX2(true)
+		ssdMaskGrad32(avx.gm, avx.seg, avx.dG, avx.dcum, L)
+		useAVX2(false)
+		ssdMaskGrad32(sse.gm, sse.seg, sse.dG, sse.dcum, L)
+		for i := range sse.dG {
+			if math.Float32bits(avx.dG[i]) != math.Float32bits(sse.dG[i]) {
+				t.Fatalf("L=%d: dG[%d] = %v (AVX2), %v (SSE2)", L, i, avx.dG[i], sse.dG[i])
+			}
+		}
+		for i := range sse.dcum {
+			if math.Float64bits(avx.dcum[i]) != math.Float64bits(sse.dcum[i]) {
+				t.Fatalf("L=%d: dcum[%d] = %v (AVX2), %v (SSE2)", L, i, avx.dcum[i], sse.dcum[i])
+			}
+		}
+	}
 }
