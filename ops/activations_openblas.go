@@ -94,23 +94,6 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 	ATTR void wm_exp_shift##SUFFIX(float *y, ptrdiff_t n, float m) {                                 \
 		for (ptrdiff_t i = 0; i < n; i++) y[i] = wm_exp(y[i] - m);                                    \
 	}                                                                                                 \
-	ATTR void wm_ssd_mask##SUFFIX(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) { \
-		for (ptrdiff_t i = 0; i < L; i++) {                                                           \
-			if (i > 0) {                                                                              \
-				double ri = r[i];                                                                     \
-				for (ptrdiff_t j = 0; j < i; j++) row[j] *= ri;                                       \
-			}                                                                                         \
-			row[i] = 1;                                                                               \
-			float *g = gm + i * L;                                                                    \
-			for (ptrdiff_t j = 0; j <= i; j++) g[j] *= (float)row[j];                                 \
-			for (ptrdiff_t j = i + 1; j < L; j++) g[j] = 0;                                           \
-			if (seg != NULL) {                                                                        \
-				float *s = seg + i * L;                                                               \
-				for (ptrdiff_t j = 0; j <= i; j++) s[j] = (float)row[j];                              \
-				for (ptrdiff_t j = i + 1; j < L; j++) s[j] = 0;                                       \
-			}                                                                                         \
-		}                                                                                             \
-	}                                                                                                 \
 	ATTR static inline float wm_dot##SUFFIX(const float *a, const float *b, ptrdiff_t n) {           \
 		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                      \
 		ptrdiff_t j = 0;                                                                              \
@@ -219,6 +202,28 @@ static void wm_softmax_grad_rows_sse(float *d, const float *p, const float *g, p
 		for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
 	}
 }
+// wm_ssd_mask_sse multiplies gm [L,L] by exp(segsum), whose row i is row
+// i−1 times r_i with a 1 on the diagonal (row is double scratch of L),
+// zeroes gm above the diagonal, and writes exp(segsum) into seg when seg is
+// not NULL, as ssdMaskGo.
+static void wm_ssd_mask_sse(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) {
+	for (ptrdiff_t i = 0; i < L; i++) {
+		if (i > 0) {
+			double ri = r[i];
+			for (ptrdiff_t j = 0; j < i; j++) row[j] *= ri;
+		}
+		row[i] = 1;
+		float *g = gm + i * L;
+		for (ptrdiff_t j = 0; j <= i; j++) g[j] *= (float)row[j];
+		for (ptrdiff_t j = i + 1; j < L; j++) g[j] = 0;
+		if (seg != NULL) {
+			float *s = seg + i * L;
+			for (ptrdiff_t j = 0; j <= i; j++) s[j] = (float)row[j];
+			for (ptrdiff_t j = i + 1; j < L; j++) s[j] = 0;
+		}
+	}
+}
+
 // wm_ssd_mask_grad_sse turns dG = Q = dY Uᵀ of a diagonal block (L×L)
 // into seg∘Q (zero above the diagonal) and adds R = G∘Q to dcum (dcum_i +=
 // Σ_j R_ij, dcum_j −= Σ_i R_ij), as ssdMaskGradGo, with row i's sum over
@@ -363,6 +368,36 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float 
 			_mm256_storeu_ps(dr + j, _mm256_mul_ps(pv, _mm256_sub_ps(_mm256_loadu_ps(gr + j), vd)));
 		}
 		for (; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+	}
+}
+
+// wm_ssd_mask_avx2 is wm_ssd_mask_sse four entries at a time, in one pass
+// over row i (GCC had vectorised only part of it): every entry takes the
+// same operations, so the same bits.
+__attribute__((target("avx2,fma"))) static void wm_ssd_mask_avx2(float *gm, float *seg, double *row, const double *r,
+                                                                  ptrdiff_t L) {
+	for (ptrdiff_t i = 0; i < L; i++) {
+		const __m256d ri = _mm256_set1_pd(i > 0 ? r[i] : 1.0);
+		row[i] = 1; // row[i] is not scaled: it is set after row i−1's entries are
+		float *g = gm + i * L, *s = seg == NULL ? NULL : seg + i * L;
+		ptrdiff_t j = 0;
+		for (; j + 4 <= i; j += 4) {
+			__m256d rv = _mm256_mul_pd(_mm256_loadu_pd(row + j), ri);
+			_mm256_storeu_pd(row + j, rv);
+			__m128 f = _mm256_cvtpd_ps(rv);
+			_mm_storeu_ps(g + j, _mm_mul_ps(_mm_loadu_ps(g + j), f));
+			if (s != NULL) _mm_storeu_ps(s + j, f);
+		}
+		for (; j < i; j++) {
+			row[j] *= r[i];
+			g[j] *= (float)row[j];
+			if (s != NULL) s[j] = (float)row[j];
+		}
+		if (s != NULL) s[i] = 1.0f; // g[i] is times 1: unchanged
+		if (i + 1 < L) {
+			memset(g + i + 1, 0, (size_t)(L - i - 1) * sizeof(float));
+			if (s != NULL) memset(s + i + 1, 0, (size_t)(L - i - 1) * sizeof(float));
+		}
 	}
 }
 

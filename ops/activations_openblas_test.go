@@ -25,6 +25,7 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	t.Run("log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64)
 	t.Run("rmsnorm rows", TestRMSNormRowsMatchGo)
 	t.Run("ssd mask grad", TestSSDMaskGradMatchesGo)
+	t.Run("ssd mask", TestSSDMaskMatchesGo)
 	t.Run("golden", TestGolden)
 }
 

@@ -65,3 +65,41 @@ func TestSSDMaskGradMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// ssdMask (in C under the openblas build) gives ssdMaskGo's masked G and
+// exp(segsum) to the bit: each entry takes the same operations.
+func TestSSDMaskMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	for _, L := range []int{1, 3, 4, 5, 17, 64, 67} {
+		for _, withSeg := range []bool{false, true} {
+			gm, r64 := make([]float32, L*L), make([]float64, L)
+			for i := range gm {
+				gm[i] = float32(r.NormFloat64())
+			}
+			for i := range r64 {
+				r64[i] = math.Exp(-r.Float64())
+			}
+			run := func(mask func(gm, seg []float32, row, r []float64, L int)) (g, seg []float32) {
+				g = append([]float32(nil), gm...)
+				if withSeg {
+					seg = make([]float32, L*L)
+					for i := range seg {
+						seg[i] = float32(i) // stale values the kernel must overwrite
+					}
+				}
+				mask(g, seg, make([]float64, L), r64, L)
+				return g, seg
+			}
+			gotG, gotS := run(ssdMask[float32])
+			wantG, wantS := run(ssdMaskGo[float32])
+			for i := range wantG {
+				if math.Float32bits(gotG[i]) != math.Float32bits(wantG[i]) {
+					t.Fatalf("L=%d seg=%v: gm[%d] = %v, Go gives %v", L, withSeg, i, gotG[i], wantG[i])
+				}
+				if withSeg && math.Float32bits(gotS[i]) != math.Float32bits(wantS[i]) {
+					t.Fatalf("L=%d: seg[%d] = %v, Go gives %v", L, i, gotS[i], wantS[i])
+				}
+			}
+		}
+	}
+}
