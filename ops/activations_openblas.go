@@ -202,11 +202,11 @@ static void wm_softmax_grad_rows_sse(float *d, const float *p, const float *g, p
 		for (j = 0; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
 	}
 }
-// wm_ssd_mask_sse multiplies gm [L,L] by exp(segsum), whose row i is row
-// i−1 times r_i with a 1 on the diagonal (row is double scratch of L),
-// zeroes gm above the diagonal, and writes exp(segsum) into seg when seg is
-// not NULL, as ssdMaskGo.
-static void wm_ssd_mask_sse(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) {
+// wm_ssd_mask_sse writes src [L,L] times exp(segsum) into gm (src may be
+// gm), where row i of exp(segsum) is row i−1 times r_i with a 1 on the
+// diagonal (row is double scratch of L), zeroes gm above the diagonal, and
+// writes exp(segsum) into seg when seg is not NULL, as ssdMaskGo.
+static void wm_ssd_mask_sse(float *gm, const float *src, float *seg, double *row, const double *r, ptrdiff_t L) {
 	for (ptrdiff_t i = 0; i < L; i++) {
 		if (i > 0) {
 			double ri = r[i];
@@ -214,7 +214,8 @@ static void wm_ssd_mask_sse(float *gm, float *seg, double *row, const double *r,
 		}
 		row[i] = 1;
 		float *g = gm + i * L;
-		for (ptrdiff_t j = 0; j <= i; j++) g[j] *= (float)row[j];
+		const float *sr = src + i * L;
+		for (ptrdiff_t j = 0; j <= i; j++) g[j] = sr[j] * (float)row[j];
 		for (ptrdiff_t j = i + 1; j < L; j++) g[j] = 0;
 		if (seg != NULL) {
 			float *s = seg + i * L;
@@ -225,11 +226,12 @@ static void wm_ssd_mask_sse(float *gm, float *seg, double *row, const double *r,
 }
 
 // wm_ssd_mask_grad_sse turns dG = Q = dY Uᵀ of a diagonal block (L×L)
-// into seg∘Q (zero above the diagonal) and adds R = G∘Q to dcum (dcum_i +=
-// Σ_j R_ij, dcum_j −= Σ_i R_ij), as ssdMaskGradGo, with row i's sum over
-// four lanes. A float32 product in double is exact, so only the order of
-// the sums can differ from Go's.
-static void wm_ssd_mask_grad_sse(const float *gm, const float *seg, float *dG, double *dcum, ptrdiff_t L) {
+// into seg∘Q (zero above the diagonal), adds R = G∘Q to dcum (dcum_i +=
+// Σ_j R_ij, dcum_j −= Σ_i R_ij) and, when acc is not NULL, seg∘Q to acc's
+// lower triangle, as ssdMaskGradGo, with row i's sum over four lanes. A
+// float32 product in double is exact, so only the order of the sums can
+// differ from Go's.
+static void wm_ssd_mask_grad_sse(const float *gm, const float *seg, float *dG, double *dcum, float *acc, ptrdiff_t L) {
 	for (ptrdiff_t i = 0; i < L; i++) {
 		const float *g = gm + i * L, *s = seg + i * L;
 		float *d = dG + i * L;
@@ -250,6 +252,8 @@ static void wm_ssd_mask_grad_sse(const float *gm, const float *seg, float *dG, d
 		}
 		dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);
 		for (j = i + 1; j < L; j++) d[j] = 0;
+		if (acc != NULL)
+			for (j = 0; j <= i; j++) acc[i * L + j] += d[j];
 	}
 }
 #ifdef WM_AVX2
@@ -374,26 +378,28 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float 
 // wm_ssd_mask_avx2 is wm_ssd_mask_sse four entries at a time, in one pass
 // over row i (GCC had vectorised only part of it): every entry takes the
 // same operations, so the same bits.
-__attribute__((target("avx2,fma"))) static void wm_ssd_mask_avx2(float *gm, float *seg, double *row, const double *r,
-                                                                  ptrdiff_t L) {
+__attribute__((target("avx2,fma"))) static void wm_ssd_mask_avx2(float *gm, const float *src, float *seg, double *row,
+                                                                  const double *r, ptrdiff_t L) {
 	for (ptrdiff_t i = 0; i < L; i++) {
 		const __m256d ri = _mm256_set1_pd(i > 0 ? r[i] : 1.0);
 		row[i] = 1; // row[i] is not scaled: it is set after row i−1's entries are
 		float *g = gm + i * L, *s = seg == NULL ? NULL : seg + i * L;
+		const float *sr = src + i * L;
 		ptrdiff_t j = 0;
 		for (; j + 4 <= i; j += 4) {
 			__m256d rv = _mm256_mul_pd(_mm256_loadu_pd(row + j), ri);
 			_mm256_storeu_pd(row + j, rv);
 			__m128 f = _mm256_cvtpd_ps(rv);
-			_mm_storeu_ps(g + j, _mm_mul_ps(_mm_loadu_ps(g + j), f));
+			_mm_storeu_ps(g + j, _mm_mul_ps(_mm_loadu_ps(sr + j), f));
 			if (s != NULL) _mm_storeu_ps(s + j, f);
 		}
 		for (; j < i; j++) {
 			row[j] *= r[i];
-			g[j] *= (float)row[j];
+			g[j] = sr[j] * (float)row[j];
 			if (s != NULL) s[j] = (float)row[j];
 		}
-		if (s != NULL) s[i] = 1.0f; // g[i] is times 1: unchanged
+		g[i] = sr[i] * 1.0f;
+		if (s != NULL) s[i] = 1.0f;
 		if (i + 1 < L) {
 			memset(g + i + 1, 0, (size_t)(L - i - 1) * sizeof(float));
 			if (s != NULL) memset(s + i + 1, 0, (size_t)(L - i - 1) * sizeof(float));
@@ -404,26 +410,29 @@ __attribute__((target("avx2,fma"))) static void wm_ssd_mask_avx2(float *gm, floa
 // wm_ssd_mask_grad_avx2 is wm_ssd_mask_grad_sse on four double lanes (GCC
 // had left it scalar): the same lanes, so the same bits.
 __attribute__((target("avx2,fma"))) static void wm_ssd_mask_grad_avx2(const float *gm, const float *seg, float *dG,
-                                                                       double *dcum, ptrdiff_t L) {
+                                                                       double *dcum, float *acc, ptrdiff_t L) {
 	for (ptrdiff_t i = 0; i < L; i++) {
 		const float *g = gm + i * L, *s = seg + i * L;
-		float *d = dG + i * L;
-		__m256d acc = _mm256_setzero_pd();
+		float *d = dG + i * L, *a = acc == NULL ? NULL : acc + i * L;
+		__m256d sum = _mm256_setzero_pd();
 		ptrdiff_t j = 0;
 		for (; j + 4 <= i + 1; j += 4) {
 			__m128 dv = _mm_loadu_ps(d + j);
 			__m256d rr = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(g + j)), _mm256_cvtps_pd(dv));
-			acc = _mm256_add_pd(acc, rr);
+			sum = _mm256_add_pd(sum, rr);
 			_mm256_storeu_pd(dcum + j, _mm256_sub_pd(_mm256_loadu_pd(dcum + j), rr));
-			_mm_storeu_ps(d + j, _mm_mul_ps(dv, _mm_loadu_ps(s + j)));
+			dv = _mm_mul_ps(dv, _mm_loadu_ps(s + j));
+			_mm_storeu_ps(d + j, dv);
+			if (a != NULL) _mm_storeu_ps(a + j, _mm_add_ps(_mm_loadu_ps(a + j), dv));
 		}
 		double ri[4];
-		_mm256_storeu_pd(ri, acc);
+		_mm256_storeu_pd(ri, sum);
 		for (; j <= i; j++) {
 			double rr = (double)g[j] * (double)d[j];
 			ri[0] += rr;
 			dcum[j] -= rr;
 			d[j] *= s[j];
+			if (a != NULL) a[j] += d[j];
 		}
 		dcum[i] += (ri[0] + ri[1]) + (ri[2] + ri[3]);
 		if (i + 1 < L) memset(d + i + 1, 0, (size_t)(L - i - 1) * sizeof(float));
@@ -479,11 +488,11 @@ static void wm_exp_shift(float *y, ptrdiff_t n, float m) {
 static void wm_softmax_rows(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	if (wm_use_avx2()) wm_softmax_rows_avx2(p, rows, n, last0); else wm_softmax_rows_sse(p, rows, n, last0);
 }
-static void wm_ssd_mask(float *gm, float *seg, double *row, const double *r, ptrdiff_t L) {
-	if (wm_use_avx2()) wm_ssd_mask_avx2(gm, seg, row, r, L); else wm_ssd_mask_sse(gm, seg, row, r, L);
+static void wm_ssd_mask(float *gm, const float *src, float *seg, double *row, const double *r, ptrdiff_t L) {
+	if (wm_use_avx2()) wm_ssd_mask_avx2(gm, src, seg, row, r, L); else wm_ssd_mask_sse(gm, src, seg, row, r, L);
 }
-static void wm_ssd_mask_grad(const float *gm, const float *seg, float *dG, double *dcum, ptrdiff_t L) {
-	if (wm_use_avx2()) wm_ssd_mask_grad_avx2(gm, seg, dG, dcum, L); else wm_ssd_mask_grad_sse(gm, seg, dG, dcum, L);
+static void wm_ssd_mask_grad(const float *gm, const float *seg, float *dG, double *dcum, float *acc, ptrdiff_t L) {
+	if (wm_use_avx2()) wm_ssd_mask_grad_avx2(gm, seg, dG, dcum, acc, L); else wm_ssd_mask_grad_sse(gm, seg, dG, dcum, acc, L);
 }
 static double wm_lse_parts(const float *row, float *e, ptrdiff_t n, float *max) {
 	return wm_use_avx2() ? wm_lse_parts_avx2(row, e, n, max) : wm_lse_parts_sse(row, e, n, max);
@@ -590,20 +599,23 @@ func f64p(s []float64) *C.double {
 	return (*C.double)(unsafe.Pointer(&s[0]))
 }
 
-func ssdMask32(gm, seg []float32, row, r []float64, L int) {
+func ssdMask32(gm, src, seg []float32, row, r []float64, L int) {
 	if L > 0 {
-		_, _, _ = gm[L*L-1], row[L-1], r[L-1]
+		_, _, _, _ = gm[L*L-1], src[L*L-1], row[L-1], r[L-1]
 		if seg != nil {
 			_ = seg[L*L-1]
 		}
-		C.wm_ssd_mask(f32p(gm), f32p(seg), f64p(row), f64p(r), C.ptrdiff_t(L))
+		C.wm_ssd_mask(f32p(gm), f32p(src), f32p(seg), f64p(row), f64p(r), C.ptrdiff_t(L))
 	}
 }
 
-func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, L int) {
+func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, acc []float32, L int) {
 	if L > 0 {
 		_, _, _, _ = gm[L*L-1], seg[L*L-1], dG[L*L-1], dcum[L-1]
-		C.wm_ssd_mask_grad(f32p(gm), f32p(seg), f32p(dG), f64p(dcum), C.ptrdiff_t(L))
+		if acc != nil {
+			_ = acc[L*L-1]
+		}
+		C.wm_ssd_mask_grad(f32p(gm), f32p(seg), f32p(dG), f64p(dcum), f32p(acc), C.ptrdiff_t(L))
 	}
 }
 

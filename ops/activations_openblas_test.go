@@ -41,12 +41,17 @@ func TestSSDMaskGradAVX2EqualsSSE2(t *testing.T) {
 		c := newSSDMaskGradCase(r, L)
 		avx, sse := c.clone(), c.clone()
 		useAVX2(true)
-		ssdMaskGrad32(avx.gm, avx.seg, avx.dG, avx.dcum, L)
+		ssdMaskGrad32(avx.gm, avx.seg, avx.dG, avx.dcum, avx.acc, L)
 		useAVX2(false)
-		ssdMaskGrad32(sse.gm, sse.seg, sse.dG, sse.dcum, L)
+		ssdMaskGrad32(sse.gm, sse.seg, sse.dG, sse.dcum, sse.acc, L)
 		for i := range sse.dG {
 			if math.Float32bits(avx.dG[i]) != math.Float32bits(sse.dG[i]) {
 				t.Fatalf("L=%d: dG[%d] = %v (AVX2), %v (SSE2)", L, i, avx.dG[i], sse.dG[i])
+			}
+		}
+		for i := range sse.acc {
+			if math.Float32bits(avx.acc[i]) != math.Float32bits(sse.acc[i]) {
+				t.Fatalf("L=%d: acc[%d] = %v (AVX2), %v (SSE2)", L, i, avx.acc[i], sse.acc[i])
 			}
 		}
 		for i := range sse.dcum {

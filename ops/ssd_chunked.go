@@ -217,36 +217,33 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	cb := u.bo + s0*u.ldbc
 	G := c.G[:L*L]
 	if u.hb == 1 {
-		G = c.sq(c.Gm, 0, L)
+		G = c.sq(c.Gm, 0, L) // masked in place
 	}
 	gemm(false, true, L, L, k.n, 1, a.C[cb:], u.ldbc, a.B[cb:], u.ldbc, 0, G, L)
 	for j := 0; j < u.hb; j++ {
-		gm := c.sq(c.Gm, j, L)
-		if u.hb > 1 {
-			copy(gm, G)
-		}
 		var seg []T
 		if withSeg {
 			seg = c.sq(c.seg, j, L)
 		}
-		ssdMask(gm, seg, c.segRow, c.vec(c.r, j), L)
+		ssdMask(c.sq(c.Gm, j, L), G, seg, c.segRow, c.vec(c.r, j), L)
 	}
 }
 
-// ssdMask multiplies gm [L,L] by exp(segsum), whose row i is row i−1 times
-// r_i with a 1 on the diagonal (row is float64 scratch of L), zeroes gm above
-// the diagonal, and writes exp(segsum) into seg when seg is not nil. Float32
-// goes to C under the openblas build (ssdMask32).
-func ssdMask[T floats](gm, seg []T, row, r []float64, L int) {
+// ssdMask writes src [L,L] times exp(segsum) into gm (src may be gm), where
+// row i of exp(segsum) is row i−1 times r_i with a 1 on the diagonal (row is
+// float64 scratch of L), zeroes gm above the diagonal, and writes
+// exp(segsum) into seg when seg is not nil. Float32 goes to C under the
+// openblas build (ssdMask32).
+func ssdMask[T floats](gm, src, seg []T, row, r []float64, L int) {
 	if g32, ok := any(gm).([]float32); ok {
 		s32, _ := any(seg).([]float32)
-		ssdMask32(g32, s32, row, r, L)
+		ssdMask32(g32, any(src).([]float32), s32, row, r, L)
 		return
 	}
-	ssdMaskGo(gm, seg, row, r, L)
+	ssdMaskGo(gm, src, seg, row, r, L)
 }
 
-func ssdMaskGo[T floats](gm, seg []T, row, r []float64, L int) {
+func ssdMaskGo[T floats](gm, src, seg []T, row, r []float64, L int) {
 	row = row[:L]
 	for i := 0; i < L; i++ {
 		if i > 0 {
@@ -256,9 +253,9 @@ func ssdMaskGo[T floats](gm, seg []T, row, r []float64, L int) {
 			}
 		}
 		row[i] = 1
-		g := gm[i*L : i*L+L]
+		g, sr := gm[i*L:i*L+L], src[i*L:i*L+L]
 		for j, e := range row[:i+1] {
-			g[j] *= T(e)
+			g[j] = sr[j] * T(e)
 		}
 		clear(g[i+1:])
 		if seg != nil {
@@ -530,21 +527,21 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 	}
 	// Diagonal blocks, per head: Q = dY Uᵀ; dG = seg∘Q; dU += Mᵀ dY; R =
 	// G∘dG feeds dcum. B and C are the group's, so dC += (Σ_j dG_j) B and
-	// dB += (Σ_j dG_j)ᵀ C.
+	// dB += (Σ_j dG_j)ᵀ C; the mask gradient adds each dG_j after the first
+	// to that sum.
+	dGs := c.sq(c.dG, 0, L)
 	for j := 0; j < u.hb; j++ {
 		dG := c.sq(c.dG, j, L)
 		gemm(false, true, L, L, k.p, 1, c.dY[j*k.p:], u.P, c.U[j*k.p:], u.P, 0, dG, L)
 		gemm(true, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.dY[j*k.p:], u.P, 1, c.dU[j*k.p:], u.P)
-		ssdMaskGrad(c.sq(c.Gm, j, L), c.sq(c.seg, j, L), dG, c.vec(c.dcum, j), L)
-	}
-	dGs := c.sq(c.dG, 0, L)
-	if u.hb > 1 {
-		dGs = c.dGs[:L*L]
-		copy(dGs, c.sq(c.dG, 0, L))
-		for j := 1; j < u.hb; j++ {
-			for q, v := range c.sq(c.dG, j, L) {
-				dGs[q] += v
-			}
+		var acc []T
+		if j > 0 {
+			acc = dGs
+		}
+		ssdMaskGrad(c.sq(c.Gm, j, L), c.sq(c.seg, j, L), dG, c.vec(c.dcum, j), acc, L)
+		if j == 0 && u.hb > 1 {
+			dGs = c.dGs[:L*L]
+			copy(dGs, dG)
 		}
 	}
 	gemm(false, false, L, k.n, L, 1, dGs, L, Bc, u.ldbc, 1, dCc, u.lddbc)
@@ -571,16 +568,19 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 
 // ssdMaskGrad takes dG = Q = dY Uᵀ [L,L] of the diagonal block and turns it
 // into seg∘Q (zero above the diagonal), adding R = M∘Q (M = G∘seg, in gm)
-// to dcum: dcum_i += Σ_j R_ij and dcum_j −= Σ_i R_ij. Float32 goes to C
-// under the openblas build (ssdMaskGrad32).
-func ssdMaskGrad[T floats](gm, seg, dG []T, dcum []float64, L int) {
+// to dcum: dcum_i += Σ_j R_ij and dcum_j −= Σ_i R_ij; when acc is not nil
+// it also adds seg∘Q to acc's lower triangle. Float32 goes to C under the
+// openblas build (ssdMaskGrad32).
+func ssdMaskGrad[T floats](gm, seg, dG []T, dcum []float64, acc []T, L int) {
 	if g32, ok := any(gm).([]float32); ok {
-		ssdMaskGrad32(g32, any(seg).([]float32), any(dG).([]float32), dcum, L)
+		a32, _ := any(acc).([]float32)
+		ssdMaskGrad32(g32, any(seg).([]float32), any(dG).([]float32), dcum, a32, L)
 		return
 	}
-	ssdMaskGradGo(gm, seg, dG, dcum, L)
+	ssdMaskGradGo(gm, seg, dG, dcum, acc, L)
 }
-func ssdMaskGradGo[T floats](gm, seg, dG []T, dcum []float64, L int) {
+
+func ssdMaskGradGo[T floats](gm, seg, dG []T, dcum []float64, acc []T, L int) {
 	for i := 0; i < L; i++ {
 		g, s, d := gm[i*L:i*L+i+1], seg[i*L:i*L+i+1], dG[i*L:i*L+L]
 		dc := dcum[:i+1]
@@ -594,5 +594,10 @@ func ssdMaskGradGo[T floats](gm, seg, dG []T, dcum []float64, L int) {
 		}
 		dcum[i] += ri
 		clear(d[i+1:])
+		if acc != nil {
+			for j, v := range d[:i+1] {
+				acc[i*L+j] += v
+			}
+		}
 	}
 }
