@@ -106,6 +106,10 @@ type ssdKernel struct {
 	chunk         int
 	hasD, hasH0   bool
 	out           ssdOutput
+	// blocks is the number of units each group of heads is split into for
+	// one pass (withUnits; not an attribute: it is no part of the result's
+	// definition).
+	blocks int
 	// saved is shared by the op and its gradient op: the states its forward
 	// passed between chunks (not an attribute: no hash).
 	saved *ssdSaved

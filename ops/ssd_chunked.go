@@ -1,11 +1,9 @@
 package ops
 
-import "math"
-
-// ssdMinUnits is the number of units the scan's parallel loop aims for (two
-// per core on a 2-core machine). The rule that picks the units reads only
-// the shapes, never the core count, so a result is the same on every machine.
-const ssdMinUnits = 4
+import (
+	"math"
+	"runtime"
+)
 
 // ssdUnit is one unit of the scan's parallel loop: hb consecutive heads of
 // one group of one batch row. The heads of a unit share B and C, so their
@@ -15,8 +13,8 @@ const ssdMinUnits = 4
 // Mamba2's ngroups: heads of a group read the same B and C).
 //
 // A group is split into several units only when the batch and the groups
-// alone give fewer than ssdMinUnits; then each unit writes its own partial
-// dB and dC (ssdGroupGrads), summed after the loop in unit order.
+// alone give fewer units than GOMAXPROCS; then each unit writes its own
+// partial dB and dC (ssdGroupGrads), summed after the loop in unit order.
 type ssdUnit struct {
 	k          ssdKernel
 	bi, gi     int // batch row and group
@@ -27,25 +25,30 @@ type ssdUnit struct {
 	dbo, lddbc int // offset and leading dimension of token 0 in dB/dC (or the unit's partial)
 }
 
-// blocksPerGroup is the number of units each group is split into: the
-// fewest (a divisor of heads per group) that give b·g·blocks ≥ ssdMinUnits,
-// or one unit per head.
-func (k ssdKernel) blocksPerGroup() int {
-	hpg := k.h / k.g
+// withUnits returns k with the split of its parallel loop chosen for one
+// pass: each group in the fewest blocks of heads (a divisor of heads per
+// group) that give at least GOMAXPROCS units, or one unit per head. Larger
+// units batch more heads into each state product; enough of them keep
+// every core busy. The split, and so the order of dB's and dC's sums,
+// depends on GOMAXPROCS, as the package's other splits do (doc.go).
+func (k ssdKernel) withUnits() ssdKernel {
+	hpg, workers := k.h/k.g, runtime.GOMAXPROCS(0)
+	k.blocks = hpg
 	for nb := 1; nb < hpg; nb++ {
-		if hpg%nb == 0 && k.b*k.g*nb >= ssdMinUnits {
-			return nb
+		if hpg%nb == 0 && k.b*k.g*nb >= workers {
+			k.blocks = nb
+			break
 		}
 	}
-	return hpg
+	return k
 }
 
 // units is the number of units of the scan's parallel loop.
-func (k ssdKernel) units() int { return k.b * k.g * k.blocksPerGroup() }
+func (k ssdKernel) units() int { return k.b * k.g * k.blocks }
 
 // unit locates unit i: batch-major, then group, then block of heads.
 func (k ssdKernel) unit(i int) ssdUnit {
-	nb := k.blocksPerGroup()
+	nb := k.blocks
 	hb := k.h / k.g / nb
 	bi, gi, blk := i/(k.g*nb), i/nb%k.g, i%nb
 	h0 := gi*(k.h/k.g) + blk*hb
@@ -123,7 +126,7 @@ func (c *ssdChunk[T]) sq(s []T, j, L int) []T { return s[j*c.chunk*c.chunk : j*c
 type ssdGroupGrads[T floats] struct{ dB, dC []T }
 
 func newSSDGroupGrads[T floats](k ssdKernel) ssdGroupGrads[T] {
-	nb := k.blocksPerGroup()
+	nb := k.blocks
 	if nb == 1 {
 		return ssdGroupGrads[T]{}
 	}
@@ -136,7 +139,7 @@ func (gg ssdGroupGrads[T]) sum(k ssdKernel, d ssdArgs[T]) {
 	if gg.dB == nil {
 		return
 	}
-	nb := k.blocksPerGroup()
+	nb := k.blocks
 	for _, pair := range [][2][]T{{d.B, gg.dB}, {d.C, gg.dC}} {
 		dst, src := pair[0], pair[1]
 		if dst != nil {
@@ -282,6 +285,7 @@ func advance[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int
 }
 
 func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
+	k = k.withUnits()
 	states := statesBuffer(k, a) // the state entering each chunk, for the backward
 	nc, pn := k.chunks(), k.p*k.n
 	parallelFor(k.units(), func(i int) {
@@ -358,6 +362,7 @@ func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 // d(dt*A) by a reverse cumsum, and hands dH (E dH_next + Σ e_i dY_i ⊗ C_i) to
 // the previous chunk; what is left after the first chunk is dH0.
 func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
+	k = k.withUnits()
 	nc, pn := k.chunks(), k.p*k.n
 	dAparts := make([]float64, k.b*k.h)
 	dDparts := make([]float64, k.b*k.h)
