@@ -12,6 +12,10 @@ import (
 // benchOp times one op in float32 on random inputs: forward only, or forward
 // plus the backward of sum(y). It reports tokens/s for the given token count.
 func benchOp(b *testing.B, tokens int, inputs []fdInput, backward bool, build func(in []*G.Node) (*G.Node, error)) {
+	// The package's tests fill scratchUninit's buffers with NaN
+	// (poison_test.go); a benchmark times the kernels as a program runs them.
+	defer func(p bool) { poisonUninitScratch = p }(poisonUninitScratch)
+	poisonUninitScratch = false
 	r := rand.New(rand.NewSource(1))
 	g := G.NewGraph()
 	nodes := make([]*G.Node, len(inputs))

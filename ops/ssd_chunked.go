@@ -133,7 +133,7 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 	nc, pn := k.chunks(), k.p*k.n
 	parallelFor(k.units(), func(i int) {
 		u := k.unit(i)
-		c := newSSDChunk[T](k, u.hb)
+		c := newSSDChunk[T](k, u.hb, false)
 		defer c.release()
 		H := scratch[T](u.hb * pn) // the unit's heads' states, [hb, p, n]
 		defer releaseScratch(H)
@@ -217,7 +217,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 	}
 	parallelFor(k.units(), func(i int) {
 		u := k.unit(i)
-		c := newSSDChunk[T](k, u.hb)
+		c := newSSDChunk[T](k, u.hb, true)
 		defer c.release()
 		hpn := u.hb * pn
 		stateAt := func(ci int) []T { return headsAt(u, saved, nc+1, ci, pn) }

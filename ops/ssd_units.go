@@ -92,17 +92,25 @@ type ssdChunk[T floats] struct {
 }
 
 // newSSDChunk takes the workspace of a unit of hb heads from the scratch
-// pools; release hands it back.
-func newSSDChunk[T floats](k ssdKernel, hb int) *ssdChunk[T] {
+// pools, the backward's buffers only for the backward; release hands it
+// back. Every buffer is written before it is read, so none is cleared (the
+// package's tests fill scratchUninit's buffers with NaN to check that).
+func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 	ch, cc, wide := k.chunk, k.chunk*k.chunk, k.chunk*hb*k.p
-	return &ssdChunk[T]{chunk: ch, p: k.p, hb: hb,
-		cum: scratch[float64](hb * ch), r: scratch[float64](hb * ch), e: scratch[float64](hb * ch),
-		w: scratch[float64](hb * ch), dcum: scratch[float64](hb * ch), E: scratch[float64](hb),
-		segRow: scratch[float64](ch),
-		G:      scratch[T](cc), Gm: scratch[T](hb * cc), seg: scratch[T](hb * cc), dG: scratch[T](hb * cc), dGs: scratch[T](cc),
-		U: scratch[T](wide), W: scratch[T](wide), tmp: scratch[T](wide), Yc: scratch[T](wide),
-		dU: scratch[T](wide), dY: scratch[T](wide), dW: scratch[T](wide),
+	c := &ssdChunk[T]{chunk: ch, p: k.p, hb: hb,
+		cum: scratchUninit[float64](hb * ch), r: scratchUninit[float64](hb * ch), e: scratchUninit[float64](hb * ch),
+		w: scratchUninit[float64](hb * ch), E: scratchUninit[float64](hb), segRow: scratchUninit[float64](ch),
+		G: scratchUninit[T](cc), Gm: scratchUninit[T](hb * cc),
+		U: scratchUninit[T](wide), W: scratchUninit[T](wide), tmp: scratchUninit[T](wide),
 	}
+	if backward {
+		c.dcum = scratchUninit[float64](hb * ch)
+		c.seg, c.dG, c.dGs = scratchUninit[T](hb*cc), scratchUninit[T](hb*cc), scratchUninit[T](cc)
+		c.dU, c.dY, c.dW = scratchUninit[T](wide), scratchUninit[T](wide), scratchUninit[T](wide)
+	} else {
+		c.Yc = scratchUninit[T](wide)
+	}
+	return c
 }
 
 func (c *ssdChunk[T]) release() {
