@@ -382,7 +382,7 @@ __attribute__((target("avx2,fma"))) static void wm_ssd_mask_avx2(float *gm, cons
                                                                   const double *r, ptrdiff_t L) {
 	for (ptrdiff_t i = 0; i < L; i++) {
 		const __m256d ri = _mm256_set1_pd(i > 0 ? r[i] : 1.0);
-		row[i] = 1; // row[i] is not scaled: it is set after row i−1's entries are
+		row[i] = 1; // the loop below scales only the entries before i
 		float *g = gm + i * L, *s = seg == NULL ? NULL : seg + i * L;
 		const float *sr = src + i * L;
 		ptrdiff_t j = 0;

@@ -61,9 +61,9 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	// cannot overflow. Row i is row i−1 times r_i = exp(dt_i·A), so no exp
 	// per element.
 	cb := u.bo + s0*u.ldbc
-	G := c.G[:L*L]
-	if u.hb == 1 {
-		G = c.sq(c.Gm, 0, L) // masked in place
+	G := c.sq(c.Gm, 0, L) // one head: masked in place
+	if u.hb > 1 {
+		G = c.G[:L*L]
 	}
 	gemm(false, true, L, L, k.n, 1, a.C[cb:], u.ldbc, a.B[cb:], u.ldbc, 0, G, L)
 	for j := 0; j < u.hb; j++ {
@@ -119,9 +119,9 @@ func ssdMaskGo[T floats](gm, src, seg []T, row, r []float64, L int) {
 func advance[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int) {
 	pn := u.k.p * u.k.n
 	for j := 0; j < u.hb; j++ {
-		E := T(c.E[j])
-		for i := range H[j*pn : (j+1)*pn] {
-			H[j*pn+i] *= E
+		E, hs := T(c.E[j]), H[j*pn:(j+1)*pn]
+		for i := range hs {
+			hs[i] *= E
 		}
 	}
 	gemm(true, false, u.P, u.k.n, L, 1, c.W, u.P, a.B[u.bo+s0*u.ldbc:], u.ldbc, 1, H, u.k.n)

@@ -84,7 +84,7 @@ type ssdChunk[T floats] struct {
 	cum, r, e, w, dcum []float64
 	E                  []float64
 	segRow             []float64 // [chunk] row i of exp(segsum) in float64 while seg is filled
-	G                  []T       // [L,L] C Bᵀ of the group
+	G                  []T       // [L,L] C Bᵀ of the group (units of one head use Gm alone)
 	Gm, seg, dG        []T       // per head: G masked to M = G ∘ exp(segsum); exp(segsum); dG
 	dGs                []T       // [L,L] Σ_j dG_j
 	U, W, tmp, Yc      []T       // [L, hb·p]: dt·x; exp(cum_last − cum_j)·U_j; C Hᵀ; the diagonal block's output
@@ -100,8 +100,11 @@ func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 	c := &ssdChunk[T]{chunk: ch, p: k.p, hb: hb,
 		cum: scratchUninit[float64](hb * ch), r: scratchUninit[float64](hb * ch), e: scratchUninit[float64](hb * ch),
 		w: scratchUninit[float64](hb * ch), E: scratchUninit[float64](hb), segRow: scratchUninit[float64](ch),
-		G: scratchUninit[T](cc), Gm: scratchUninit[T](hb * cc),
-		U: scratchUninit[T](wide), W: scratchUninit[T](wide), tmp: scratchUninit[T](wide),
+		Gm: scratchUninit[T](hb * cc),
+		U:  scratchUninit[T](wide), W: scratchUninit[T](wide), tmp: scratchUninit[T](wide),
+	}
+	if hb > 1 {
+		c.G = scratchUninit[T](cc) // the unit's G, masked into each head's Gm
 	}
 	if backward {
 		c.dcum = scratchUninit[float64](hb * ch)
