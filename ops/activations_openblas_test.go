@@ -9,14 +9,15 @@ import (
 )
 
 // The openblas build has two C variants of its float32 kernels (activations,
-// softmax rows, SSD masks, RMSNorm); the other tests run on the one the CPU selects,
+// softmax rows, SSD masks and rows, RMSNorm); the other tests run on the one the CPU selects,
 // these on the SSE2 one: the activation checks and the golden cases, whose
 // float32 runs go through every C kernel.
 func TestFloat32KernelsSSE2(t *testing.T) {
 	defer useAVX2(true)
 	defer rmsnormAVX2(true)
-	if useAVX2(false) || rmsnormAVX2(false) {
-		t.Fatal("useAVX2(false) or rmsnormAVX2(false) left AVX2 kernels selected")
+	defer ssdRowsAVX2(true)
+	if useAVX2(false) || rmsnormAVX2(false) || ssdRowsAVX2(false) {
+		t.Fatal("useAVX2(false), rmsnormAVX2(false) or ssdRowsAVX2(false) left AVX2 kernels selected")
 	}
 	t.Run("match float64", TestFloat32ActivationsMatchFloat64)
 	t.Run("edges", TestFloat32ActivationsEdges)
@@ -26,6 +27,7 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	t.Run("rmsnorm rows", TestRMSNormRowsMatchGo)
 	t.Run("ssd mask grad", TestSSDMaskGradMatchesGo)
 	t.Run("ssd mask", TestSSDMaskMatchesGo)
+	t.Run("ssd rows", TestSSDRowsMatchGo)
 	t.Run("golden", TestGolden)
 }
 

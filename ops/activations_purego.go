@@ -35,3 +35,10 @@ func rmsnormForwardRows32(y, x, w []float32, eps float64) { rmsnormForwardRows(y
 func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64) {
 	rmsnormBackwardRows(dx, dy, x, w, dw, eps)
 }
+
+func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []float64, wst, L, hb, p, P int) {
+	ssdScaleInputsGo(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P)
+}
+func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float64, est int, D, x []float32, L, hb, p int) {
+	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p)
+}

@@ -38,20 +38,7 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 		c.E[j] = e[L-1]
 	}
 	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing 3)
-	for i := 0; i < L; i++ {
-		xr := a.x[u.xo+(s0+i)*u.ldx:]
-		for j := 0; j < u.hb; j++ {
-			d := a.dt[u.do+j+(s0+i)*k.h]
-			w := T(c.w[j*c.chunk+i])
-			o := i*u.P + j*k.p
-			U, W := c.U[o:o+k.p], c.W[o:o+k.p]
-			for q, xv := range xr[j*k.p : (j+1)*k.p] {
-				uv := d * xv
-				U[q] = uv
-				W[q] = w * uv
-			}
-		}
-	}
+	ssdScaleInputs(c.U, c.W, a.x[u.xo+s0*u.ldx:], u.ldx, a.dt[u.do+s0*k.h:], k.h, c.w, c.chunk, L, u.hb, k.p, u.P)
 	if !withG {
 		return
 	}
@@ -170,24 +157,12 @@ func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 		gemm(false, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.U[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
 	}
 	gemm(false, true, L, u.P, k.n, 1, a.C[u.bo+s0*u.ldbc:], u.ldbc, H, k.n, 0, c.tmp, u.P)
-	for i := 0; i < L; i++ {
-		o := u.xo + (s0+i)*u.ldx
-		for j := 0; j < u.hb; j++ {
-			e := T(c.e[j*c.chunk+i])
-			w := i*u.P + j*k.p
-			yr, yc, tm := out[o+j*k.p:o+(j+1)*k.p], c.Yc[w:w+k.p], c.tmp[w:w+k.p]
-			if a.D == nil {
-				for q, yv := range yc {
-					yr[q] = yv + e*tm[q]
-				}
-				continue
-			}
-			Dh, xr := a.D[u.h0+j], a.x[o+j*k.p:o+(j+1)*k.p]
-			for q, yv := range yc {
-				yr[q] = yv + e*tm[q] + Dh*xr[q]
-			}
-		}
+	var D []T
+	if a.D != nil {
+		D = a.D[u.h0:]
 	}
+	o := u.xo + s0*u.ldx
+	ssdCombineOutput(out[o:], u.ldx, c.Yc, c.tmp, u.P, c.e, c.chunk, D, a.x[o:], L, u.hb, k.p)
 }
 
 // ssdBackward computes every gradient of the scan in one reverse pass over the

@@ -1,0 +1,46 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// The SSD scan's float32 row passes in this build (C under the openblas
+// tag) equal their Go definitions to the bit: heads of a width that leaves
+// a tail after the vector loops, one head and several, leading dimensions
+// wider than the unit's heads, with and without the skip weights D, over
+// values of very different scales.
+func TestSSDRowsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(i%7-3)))
+		}
+		return v
+	}
+	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 32, 0}, {64, 2, 32, 64}} {
+		P, ld, wst := c.hb*c.p, c.hb*c.p+c.extra, c.L+2
+		name := fmt.Sprintf("L=%d hb=%d p=%d ld=%d", c.L, c.hb, c.p, ld)
+		x, dt := fill(c.L*ld), fill(c.L*(c.hb+1))
+		w := make([]float64, c.hb*wst)
+		for i := range w {
+			w[i] = math.Exp(-3 * r.Float64())
+		}
+		U, W, wantU, wantW := make([]float32, c.L*P), make([]float32, c.L*P), make([]float32, c.L*P), make([]float32, c.L*P)
+		ssdScaleInputs(U, W, x, ld, dt, c.hb+1, w, wst, c.L, c.hb, c.p, P)
+		ssdScaleInputsGo(wantU, wantW, x, ld, dt, c.hb+1, w, wst, c.L, c.hb, c.p, P)
+		assertSame32(t, name+" U", U, wantU)
+		assertSame32(t, name+" W", W, wantW)
+		Yc, tmp, D := fill(c.L*P), fill(c.L*P), fill(c.hb)
+		for _, d := range [][]float32{D, nil} {
+			y, want := fill(c.L*ld), make([]float32, c.L*ld)
+			copy(want, y) // the columns past the unit's heads stay as they were
+			ssdCombineOutput(y, ld, Yc, tmp, P, w, wst, d, x, c.L, c.hb, c.p)
+			ssdCombineOutputGo(want, ld, Yc, tmp, P, w, wst, d, x, c.L, c.hb, c.p)
+			assertSame32(t, fmt.Sprintf("%s D=%v y", name, d != nil), y, want)
+		}
+	}
+}
