@@ -5,8 +5,8 @@ package ops
 // With the openblas build tag (cgo), the float32 activations run in C: the
 // same Cephes expf range reduction and polynomial as exp32, written so that
 // GCC vectorises the loops (no calls, selects instead of branches), built
-// for AVX2+FMA and for plain x86-64, the first used where the CPU has it
-// (no-trapping-math lets GCC turn
+// for AVX-512, for AVX2+FMA and for plain x86-64, the best the CPU has used
+// (KernelISA names it; no-trapping-math lets GCC turn
 // the clamps into selects; nothing here reads floating-point exception
 // flags). In Go the scalar exp32 costs about
 // 13 cycles per element; SiLU gates alone were a fifth of a d_model-256
@@ -439,12 +439,110 @@ __attribute__((target("avx2,fma"))) static void wm_ssd_mask_grad_avx2(const floa
 	}
 }
 
+// The AVX-512 variant: the elementwise kernels compiled for 16 lanes, and
+// the softmax rows and log-sum-exp parts in intrinsics (wm_exp16 is wm_exp8
+// on sixteen lanes: each lane takes the same operations, so the same bits).
+// Their double sums run over four four-lane accumulators, so they round
+// differently from the AVX2 ones (both held to the float64 definition).
+#define WM_AVX512_ATTR __attribute__((target("avx512f,avx512dq,avx2,fma,prefer-vector-width=512")))
+WM_KERNELS(_avx512, WM_AVX512_ATTR)
+
+WM_AVX512_ATTR static inline __m512 wm_exp16(__m512 x) {
+	x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x); // -104 > x ? -104 : x
+	x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);   // 89 < x ? 89 : x
+	const __m512 shifter = _mm512_set1_ps(12582912.0f);
+	__m512 n = _mm512_sub_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), shifter), shifter);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+	__m512 q = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+	q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(8.3334519073e-3f));
+	q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(4.1665795894e-2f));
+	q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.6666665459e-1f));
+	q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(5.0000001201e-1f));
+	q = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(q, r), r, r), _mm512_set1_ps(1.0f));
+	__m512i e = _mm512_cvttps_epi32(n);
+	__m512i h = _mm512_srai_epi32(e, 1);
+	const __m512i bias = _mm512_set1_epi32(127);
+	__m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, bias), 23));
+	__m512 p2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(e, h), bias), 23));
+	return _mm512_mul_ps(_mm512_mul_ps(q, p1), p2);
+}
+
+// wm_row_max_avx512 is wm_row_max_avx2 on sixteen lanes (the maximum is
+// exact, so the lanes do not change it).
+WM_AVX512_ATTR static float wm_row_max_avx512(const float *row, ptrdiff_t n) {
+	ptrdiff_t j = 0;
+	__m512 mx = _mm512_set1_ps(row[0]);
+	for (; j + 16 <= n; j += 16) mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
+	float lanes[16];
+	_mm512_storeu_ps(lanes, mx);
+	float m = lanes[0];
+	for (int l = 1; l < 16; l++) m = lanes[l] > m ? lanes[l] : m;
+	for (; j < n; j++) m = row[j] > m ? row[j] : m;
+	return m;
+}
+
+// wm_exp_shift_sum_avx512 writes e^(src−m) into dst (which may be src) and
+// returns their sum in double, over two eight-lane accumulators.
+WM_AVX512_ATTR static double wm_exp_shift_sum_avx512(float *dst, const float *src, ptrdiff_t n, float m) {
+	const __m512 vm = _mm512_set1_ps(m);
+	__m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+	ptrdiff_t j = 0;
+	for (; j + 16 <= n; j += 16) {
+		__m512 e = wm_exp16(_mm512_sub_ps(_mm512_loadu_ps(src + j), vm));
+		_mm512_storeu_ps(dst + j, e);
+		s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+		s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+	}
+	double tail = 0;
+	for (; j < n; j++) {
+		dst[j] = wm_exp(src[j] - m);
+		tail += (double)dst[j];
+	}
+	double sl[8];
+	_mm512_storeu_pd(sl, _mm512_add_pd(s0, s1));
+	return (((sl[0] + sl[1]) + (sl[2] + sl[3])) + ((sl[4] + sl[5]) + (sl[6] + sl[7]))) + tail;
+}
+
+// wm_softmax_rows_avx512 is wm_softmax_rows_avx2 on sixteen lanes.
+WM_AVX512_ATTR static void wm_softmax_rows_avx512(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		float *row = p + r * n;
+		ptrdiff_t vis = last0 + r + 1, j = 0;
+		float m = wm_row_max_avx512(row, vis);
+		const float inv = (float)(1.0 / wm_exp_shift_sum_avx512(row, row, vis, m));
+		const __m512 vi = _mm512_set1_ps(inv);
+		for (; j + 16 <= vis; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), vi));
+		for (; j < vis; j++) row[j] *= inv;
+		if (vis < n) memset(row + vis, 0, (size_t)(n - vis) * sizeof(float));
+	}
+}
+
+WM_AVX512_ATTR static double wm_lse_parts_avx512(const float *row, float *e, ptrdiff_t n, float *max) {
+	*max = wm_row_max_avx512(row, n);
+	return wm_exp_shift_sum_avx512(e, row, n, *max);
+}
+
+static int wm_has_avx512(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
 static int wm_has_avx2(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 #else
 static int wm_has_avx2(void) { return 0; }
+static int wm_has_avx512(void) { return 0; }
+#define wm_silu_avx512 wm_silu_sse
+#define wm_silu_grad_avx512 wm_silu_grad_sse
+#define wm_gated_silu_avx512 wm_gated_silu_sse
+#define wm_gated_silu_grad_avx512 wm_gated_silu_grad_sse
+#define wm_exp_shift_avx512 wm_exp_shift_sse
+#define wm_softmax_rows_avx512 wm_softmax_rows_sse
+#define wm_lse_parts_avx512 wm_lse_parts_sse
 #define wm_silu_avx2 wm_silu_sse
 #define wm_silu_grad_avx2 wm_silu_grad_sse
 #define wm_gated_silu_avx2 wm_gated_silu_sse
@@ -459,34 +557,58 @@ static int wm_has_avx2(void) { return 0; }
 #define wm_cdmoe_bwd_avx2 wm_cdmoe_bwd_sse
 #endif
 
-// The entry points Go calls, through the variant chosen once (tests may
-// force the SSE2 one with wm_set_avx2(0)).
-static int wm_avx2 = -1;
+// The entry points Go calls, through the variant chosen once: 2 for
+// AVX-512, 1 for AVX2+FMA, 0 for SSE2 (tests may force a lower one with
+// wm_set_level). The SSD masks, the softmax gradient and CDMoE have no
+// AVX-512 variant: level 2 runs their AVX2 one.
+static int wm_level = -1;
+static int wm_best_level(void) { return wm_has_avx512() ? 2 : wm_has_avx2() ? 1 : 0; }
 static inline int wm_use_avx2(void) {
-	if (wm_avx2 < 0) wm_avx2 = wm_has_avx2();
-	return wm_avx2;
+	if (wm_level < 0) wm_level = wm_best_level();
+	return wm_level >= 1;
 }
-static int wm_set_avx2(int on) {
-	wm_avx2 = on && wm_has_avx2();
-	return wm_avx2;
+static inline int wm_use_avx512(void) {
+	if (wm_level < 0) wm_level = wm_best_level();
+	return wm_level >= 2;
+}
+static int wm_get_level(void) {
+	if (wm_level < 0) wm_level = wm_best_level();
+	return wm_level;
+}
+static int wm_set_level(int most) {
+	int best = wm_best_level();
+	wm_level = most < best ? most : best;
+	return wm_level;
 }
 static void wm_silu(float *y, const float *x, const float *s, ptrdiff_t n) {
-	if (wm_use_avx2()) wm_silu_avx2(y, x, s, n); else wm_silu_sse(y, x, s, n);
+	if (wm_use_avx512()) wm_silu_avx512(y, x, s, n);
+	else if (wm_use_avx2()) wm_silu_avx2(y, x, s, n);
+	else wm_silu_sse(y, x, s, n);
 }
 static void wm_silu_grad(float *y, const float *x, const float *s, ptrdiff_t n) {
-	if (wm_use_avx2()) wm_silu_grad_avx2(y, x, s, n); else wm_silu_grad_sse(y, x, s, n);
+	if (wm_use_avx512()) wm_silu_grad_avx512(y, x, s, n);
+	else if (wm_use_avx2()) wm_silu_grad_avx2(y, x, s, n);
+	else wm_silu_grad_sse(y, x, s, n);
 }
 static void wm_gated_silu(float *y, const float *x, const float *z, ptrdiff_t n) {
-	if (wm_use_avx2()) wm_gated_silu_avx2(y, x, z, n); else wm_gated_silu_sse(y, x, z, n);
+	if (wm_use_avx512()) wm_gated_silu_avx512(y, x, z, n);
+	else if (wm_use_avx2()) wm_gated_silu_avx2(y, x, z, n);
+	else wm_gated_silu_sse(y, x, z, n);
 }
 static void wm_gated_silu_grad(float *dx, float *dz, const float *g, const float *x, const float *z, ptrdiff_t n) {
-	if (wm_use_avx2()) wm_gated_silu_grad_avx2(dx, dz, g, x, z, n); else wm_gated_silu_grad_sse(dx, dz, g, x, z, n);
+	if (wm_use_avx512()) wm_gated_silu_grad_avx512(dx, dz, g, x, z, n);
+	else if (wm_use_avx2()) wm_gated_silu_grad_avx2(dx, dz, g, x, z, n);
+	else wm_gated_silu_grad_sse(dx, dz, g, x, z, n);
 }
 static void wm_exp_shift(float *y, ptrdiff_t n, float m) {
-	if (wm_use_avx2()) wm_exp_shift_avx2(y, n, m); else wm_exp_shift_sse(y, n, m);
+	if (wm_use_avx512()) wm_exp_shift_avx512(y, n, m);
+	else if (wm_use_avx2()) wm_exp_shift_avx2(y, n, m);
+	else wm_exp_shift_sse(y, n, m);
 }
 static void wm_softmax_rows(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
-	if (wm_use_avx2()) wm_softmax_rows_avx2(p, rows, n, last0); else wm_softmax_rows_sse(p, rows, n, last0);
+	if (wm_use_avx512()) wm_softmax_rows_avx512(p, rows, n, last0);
+	else if (wm_use_avx2()) wm_softmax_rows_avx2(p, rows, n, last0);
+	else wm_softmax_rows_sse(p, rows, n, last0);
 }
 static void wm_ssd_mask(float *gm, const float *src, float *seg, double *row, const double *r, ptrdiff_t L) {
 	if (wm_use_avx2()) wm_ssd_mask_avx2(gm, src, seg, row, r, L); else wm_ssd_mask_sse(gm, src, seg, row, r, L);
@@ -495,6 +617,7 @@ static void wm_ssd_mask_grad(const float *gm, const float *seg, float *dG, doubl
 	if (wm_use_avx2()) wm_ssd_mask_grad_avx2(gm, seg, dG, dcum, acc, L); else wm_ssd_mask_grad_sse(gm, seg, dG, dcum, acc, L);
 }
 static double wm_lse_parts(const float *row, float *e, ptrdiff_t n, float *max) {
+	if (wm_use_avx512()) return wm_lse_parts_avx512(row, e, n, max);
 	return wm_use_avx2() ? wm_lse_parts_avx2(row, e, n, max) : wm_lse_parts_sse(row, e, n, max);
 }
 static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
@@ -525,14 +648,39 @@ func f32p(s []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&s[0]))
 }
 
-// useAVX2 selects the AVX2+FMA kernels (where the CPU has them) or the SSE2
-// ones, and says which are in use; tests call it to cover both.
+// useAVX2 selects the best kernels the CPU has (AVX-512, else AVX2+FMA)
+// when on, the SSE2 ones when off, and says whether AVX2 or better is in
+// use; tests call it to cover the variants.
 func useAVX2(on bool) bool {
-	v := 0
+	level := 0
 	if on {
-		v = 1
+		level = 2
 	}
-	return C.wm_set_avx2(C.int(v)) != 0
+	return C.wm_set_level(C.int(level)) >= 1
+}
+
+// KernelISA names the vector instructions the float32 C kernels use on this
+// CPU: "avx512", "avx2" or "sse2" (the openblas build picks the best the CPU
+// has, once). wm bench reports it beside the BLAS: the kernels' speed, and
+// the last bits of their sums, depend on it.
+func KernelISA() string {
+	switch C.wm_get_level() {
+	case 2:
+		return "avx512"
+	case 1:
+		return "avx2"
+	}
+	return "sse2"
+}
+
+// useAVX512 selects the AVX-512 kernels (where the CPU has them) when on,
+// at most the AVX2 ones when off, and says whether AVX-512 is in use.
+func useAVX512(on bool) bool {
+	level := 1
+	if on {
+		level = 2
+	}
+	return C.wm_set_level(C.int(level)) >= 2
 }
 
 func silu32(dst, x, scale []float32) {

@@ -31,6 +31,24 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	t.Run("golden", TestGolden)
 }
 
+// On a CPU with AVX-512 the other tests run its variant (activations,
+// softmax rows, log-sum-exp); this runs the same checks on the AVX2 one.
+func TestFloat32KernelsAVX2(t *testing.T) {
+	defer useAVX2(true)
+	if !useAVX512(true) {
+		t.Skip("this CPU has no AVX-512: the other tests run the AVX2 kernels")
+	}
+	if useAVX512(false) || KernelISA() != "avx2" {
+		t.Fatal("useAVX512(false) did not leave the AVX2 kernels selected")
+	}
+	t.Run("match float64", TestFloat32ActivationsMatchFloat64)
+	t.Run("edges", TestFloat32ActivationsEdges)
+	t.Run("softmax rows", TestFloat32SoftmaxRowsMatchFloat64)
+	t.Run("softmax NaN", TestFloat32SoftmaxRowsNaN)
+	t.Run("log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64)
+	t.Run("golden", TestGolden)
+}
+
 // The AVX2 variant of the SSD mask gradient (intrinsics) sums on the
 // portable variant's lanes, so the two agree to the bit.
 func TestSSDMaskGradAVX2EqualsSSE2(t *testing.T) {

@@ -17,6 +17,10 @@ func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, acc []float32, L int) 
 	ssdMaskGradGo(gm, seg, dG, dcum, acc, L)
 }
 
+// KernelISA names the vector instructions of the float32 kernels: "go" in
+// the pure-Go build, which has no C kernels (see the openblas build's).
+func KernelISA() string { return "go" }
+
 // cdmoeExpertsC has no C kernels in the pure-Go build: it reports false and
 // CDMoE runs its Go loops.
 func cdmoeExpertsC(cdmoeTokenBufs) bool { return false }

@@ -138,9 +138,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, "\n"+analysis)
 	if cfg.out != "" {
 		cpu := cpuModel()
-		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
+		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32). %s.\n\n"+
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), cfg.reps, cfg.rounds)
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}

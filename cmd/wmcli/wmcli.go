@@ -54,7 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "info":
-		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nGo: %s, GOMAXPROCS %d\nops:\n", ops.BLASName, runtime.Version(), runtime.GOMAXPROCS(0))
+		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nfloat32 kernels: %s\nGo: %s, GOMAXPROCS %d\nops:\n", ops.BLASName, ops.KernelISA(), runtime.Version(), runtime.GOMAXPROCS(0))
 		for _, o := range ops.Catalog {
 			fmt.Fprintf(stdout, "  %-17s %s\n", o.Name, o.What)
 		}
