@@ -9,15 +9,16 @@ import (
 )
 
 // The openblas build has two C variants of its float32 kernels (activations,
-// softmax rows, SSD masks and rows, RMSNorm); the other tests run on the one the CPU selects,
+// softmax rows, SSD masks and rows, RMSNorm, RoPE); the other tests run on the one the CPU selects,
 // these on the SSE2 one: the activation checks and the golden cases, whose
 // float32 runs go through every C kernel.
 func TestFloat32KernelsSSE2(t *testing.T) {
 	defer useAVX2(true)
 	defer rmsnormAVX2(true)
 	defer ssdRowsAVX2(true)
-	if useAVX2(false) || rmsnormAVX2(false) || ssdRowsAVX2(false) {
-		t.Fatal("useAVX2(false), rmsnormAVX2(false) or ssdRowsAVX2(false) left AVX2 kernels selected")
+	defer ropeAVX2(true)
+	if useAVX2(false) || rmsnormAVX2(false) || ssdRowsAVX2(false) || ropeAVX2(false) {
+		t.Fatal("useAVX2(false), rmsnormAVX2(false), ssdRowsAVX2(false) or ropeAVX2(false) left AVX2 kernels selected")
 	}
 	t.Run("match float64", TestFloat32ActivationsMatchFloat64)
 	t.Run("edges", TestFloat32ActivationsEdges)
@@ -28,6 +29,7 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	t.Run("ssd mask grad", TestSSDMaskGradMatchesGo)
 	t.Run("ssd mask", TestSSDMaskMatchesGo)
 	t.Run("ssd rows", TestSSDRowsMatchGo)
+	t.Run("rope rows", TestRopeRowsMatchGo)
 	t.Run("golden", TestGolden)
 }
 

@@ -46,3 +46,6 @@ func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []flo
 func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float64, est int, D, x []float32, L, hb, p int) {
 	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p)
 }
+func ropeRows32(dst, x []float32, cos, sin []float64, lo, hi, t, h, d int, sign float64) {
+	ropeRowsGo(dst, x, cos, sin, lo, hi, t, h, d, sign)
+}

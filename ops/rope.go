@@ -145,18 +145,30 @@ func (k ropeKernel) backward(in []any, out, dOut any, dIn []any) error {
 // ropeApply rotates every [d] vector of x [b,t,h,d] into dst.
 func ropeApply[T floats](dst, x []T, s tensor.Shape, c RopeConfig, sign float64) {
 	b, t, h, d := s[0], s[1], s[2], s[3]
-	half := d / 2
 	tb := c.cachedTables(t, d)
 	parallelRanges(b*t, func(_, lo, hi int) {
-		for bt := lo; bt < hi; bt++ {
-			i := bt % t
-			cs, sn := tb.cos[i*half:(i+1)*half], tb.sin[i*half:(i+1)*half]
-			for hh := 0; hh < h; hh++ {
-				o := (bt*h + hh) * d
-				rotate(dst[o:o+d], x[o:o+d], cs, sn, sign)
-			}
+		if d32, ok := any(dst).([]float32); ok {
+			ropeRows32(d32, any(x).([]float32), tb.cos, tb.sin, lo, hi, t, h, d, sign)
+			return
 		}
+		ropeRowsGo(dst, x, tb.cos, tb.sin, lo, hi, t, h, d, sign)
 	})
+}
+
+// ropeRowsGo rotates the h vectors of d elements of positions bt in
+// [lo, hi) of x [b·t, h, d] into dst, position bt taking the tables' row
+// bt mod t. Float32 goes to C under the openblas build (ropeRows32), with
+// the same float64 arithmetic in the same order.
+func ropeRowsGo[T floats](dst, x []T, cos, sin []float64, lo, hi, t, h, d int, sign float64) {
+	half := d / 2
+	for bt := lo; bt < hi; bt++ {
+		i := bt % t
+		cs, sn := cos[i*half:(i+1)*half], sin[i*half:(i+1)*half]
+		for hh := 0; hh < h; hh++ {
+			o := (bt*h + hh) * d
+			rotate(dst[o:o+d], x[o:o+d], cs, sn, sign)
+		}
+	}
 }
 
 // ropeTables are the cos and sin tables of one configuration and length.
