@@ -468,22 +468,25 @@ WM_AVX512_ATTR static inline __m512 wm_exp16(__m512 x) {
 	return _mm512_mul_ps(_mm512_mul_ps(q, p1), p2);
 }
 
-// wm_row_max_avx512 is wm_row_max_avx2 on sixteen lanes (the maximum is
-// exact, so the lanes do not change it).
+// wm_tail_mask selects the first n lanes (0 ≤ n < 16).
+static inline __mmask16 wm_tail_mask(ptrdiff_t n) { return (__mmask16)((1u << n) - 1u); }
+
+// wm_row_max_avx512 is wm_row_max_avx2 on sixteen lanes, the tail as one
+// masked load (lanes past the row keep the running maximum). Every lane
+// starts from row[0], so either all lanes are NaN (row[0] is) or none.
 WM_AVX512_ATTR static float wm_row_max_avx512(const float *row, ptrdiff_t n) {
 	ptrdiff_t j = 0;
 	__m512 mx = _mm512_set1_ps(row[0]);
 	for (; j + 16 <= n; j += 16) mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
-	float lanes[16];
-	_mm512_storeu_ps(lanes, mx);
-	float m = lanes[0];
-	for (int l = 1; l < 16; l++) m = lanes[l] > m ? lanes[l] : m;
-	for (; j < n; j++) m = row[j] > m ? row[j] : m;
-	return m;
+	if (j < n) mx = _mm512_max_ps(_mm512_mask_loadu_ps(mx, wm_tail_mask(n - j), row + j), mx);
+	return _mm512_reduce_max_ps(mx);
 }
 
 // wm_exp_shift_sum_avx512 writes e^(src−m) into dst (which may be src) and
-// returns their sum in double, over two eight-lane accumulators.
+// returns their sum in double, over two eight-lane accumulators; the tail
+// is one masked vector (its unused lanes add zero), not a scalar loop:
+// causal rows end anywhere, and at 256 keys the scalar tails cost as much
+// as the vectors.
 WM_AVX512_ATTR static double wm_exp_shift_sum_avx512(float *dst, const float *src, ptrdiff_t n, float m) {
 	const __m512 vm = _mm512_set1_ps(m);
 	__m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
@@ -494,26 +497,31 @@ WM_AVX512_ATTR static double wm_exp_shift_sum_avx512(float *dst, const float *sr
 		s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
 		s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
 	}
-	double tail = 0;
-	for (; j < n; j++) {
-		dst[j] = wm_exp(src[j] - m);
-		tail += (double)dst[j];
+	if (j < n) {
+		const __mmask16 k = wm_tail_mask(n - j);
+		__m512 e = _mm512_maskz_mov_ps(k, wm_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, src + j), vm)));
+		_mm512_mask_storeu_ps(dst + j, k, e);
+		s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+		s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
 	}
 	double sl[8];
 	_mm512_storeu_pd(sl, _mm512_add_pd(s0, s1));
-	return (((sl[0] + sl[1]) + (sl[2] + sl[3])) + ((sl[4] + sl[5]) + (sl[6] + sl[7]))) + tail;
+	return ((sl[0] + sl[1]) + (sl[2] + sl[3])) + ((sl[4] + sl[5]) + (sl[6] + sl[7]));
 }
 
-// wm_softmax_rows_avx512 is wm_softmax_rows_avx2 on sixteen lanes.
+// wm_softmax_rows_avx512 is wm_softmax_rows_avx2 on sixteen lanes, with
+// masked tails.
 WM_AVX512_ATTR static void wm_softmax_rows_avx512(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
 		float *row = p + r * n;
 		ptrdiff_t vis = last0 + r + 1, j = 0;
 		float m = wm_row_max_avx512(row, vis);
-		const float inv = (float)(1.0 / wm_exp_shift_sum_avx512(row, row, vis, m));
-		const __m512 vi = _mm512_set1_ps(inv);
+		const __m512 vi = _mm512_set1_ps((float)(1.0 / wm_exp_shift_sum_avx512(row, row, vis, m)));
 		for (; j + 16 <= vis; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), vi));
-		for (; j < vis; j++) row[j] *= inv;
+		if (j < vis) {
+			const __mmask16 k = wm_tail_mask(vis - j);
+			_mm512_mask_storeu_ps(row + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), vi));
+		}
 		if (vis < n) memset(row + vis, 0, (size_t)(n - vis) * sizeof(float));
 	}
 }
