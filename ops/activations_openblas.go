@@ -284,6 +284,12 @@ __attribute__((target("avx2,fma"))) static inline __m256 wm_exp8(__m256 x) {
 	return _mm256_mul_ps(_mm256_mul_ps(q, p1), p2);
 }
 
+// wm_tail_mask8 has all bits set in the first n lanes (0 < n < 8), none in
+// the others: the mask of a row's tail for maskload, maskstore and blendv.
+__attribute__((target("avx2,fma"))) static inline __m256 wm_tail_mask8(ptrdiff_t n) {
+	return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
 // wm_row_max_avx2 is the largest of row[0..n) (n ≥ 1) as the Go maxOf
 // finds it, v > m ? v : m from row[0], on eight lanes: a NaN is passed over
 // unless it is row[0]; the maximum itself is exact, so only the sign of a
@@ -292,16 +298,20 @@ __attribute__((target("avx2,fma"))) static float wm_row_max_avx2(const float *ro
 	ptrdiff_t j = 0;
 	__m256 mx = _mm256_set1_ps(row[0]);
 	for (; j + 8 <= n; j += 8) mx = _mm256_max_ps(_mm256_loadu_ps(row + j), mx);
+	if (j < n) { // the tail as one masked load; lanes past the row keep the maximum
+		const __m256 k = wm_tail_mask8(n - j);
+		mx = _mm256_max_ps(_mm256_blendv_ps(mx, _mm256_maskload_ps(row + j, _mm256_castps_si256(k)), k), mx);
+	}
 	float lanes[8];
 	_mm256_storeu_ps(lanes, mx);
 	float m = lanes[0];
 	for (int l = 1; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
-	for (; j < n; j++) m = row[j] > m ? row[j] : m;
 	return m;
 }
 
 // wm_exp_shift_sum_avx2 writes e^(src−m) into dst (which may be src) and
-// returns their sum in double, over two four-lane accumulators.
+// returns their sum in double, over two four-lane accumulators; the tail is
+// one masked vector, not a scalar loop (causal rows end anywhere).
 __attribute__((target("avx2,fma"))) static double wm_exp_shift_sum_avx2(float *dst, const float *src, ptrdiff_t n,
                                                                          float m) {
 	const __m256 vm = _mm256_set1_ps(m);
@@ -313,14 +323,17 @@ __attribute__((target("avx2,fma"))) static double wm_exp_shift_sum_avx2(float *d
 		s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
 		s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
 	}
-	double tail = 0;
-	for (; j < n; j++) {
-		dst[j] = wm_exp(src[j] - m);
-		tail += (double)dst[j];
+	if (j < n) { // the tail as one masked vector; its unused lanes add zero
+		const __m256 k = wm_tail_mask8(n - j);
+		const __m256i ki = _mm256_castps_si256(k);
+		__m256 e = _mm256_and_ps(wm_exp8(_mm256_sub_ps(_mm256_maskload_ps(src + j, ki), vm)), k);
+		_mm256_maskstore_ps(dst + j, ki, e);
+		s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
 	}
 	double sl[4];
 	_mm256_storeu_pd(sl, _mm256_add_pd(s0, s1));
-	return ((sl[0] + sl[1]) + (sl[2] + sl[3])) + tail;
+	return (sl[0] + sl[1]) + (sl[2] + sl[3]);
 }
 
 // wm_softmax_rows_avx2 is the causal softmax: the maximum, then the
@@ -334,7 +347,10 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_rows_avx2(float *p, p
 		float m = wm_row_max_avx2(row, vis);
 		const __m256 inv = _mm256_set1_ps((float)(1.0 / wm_exp_shift_sum_avx2(row, row, vis, m)));
 		for (; j + 8 <= vis; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
-		for (; j < vis; j++) row[j] *= _mm256_cvtss_f32(inv);
+		if (j < vis) {
+			const __m256i k = _mm256_castps_si256(wm_tail_mask8(vis - j));
+			_mm256_maskstore_ps(row + j, k, _mm256_mul_ps(_mm256_maskload_ps(row + j, k), inv));
+		}
 		if (vis < n) memset(row + vis, 0, (size_t)(n - vis) * sizeof(float));
 	}
 }

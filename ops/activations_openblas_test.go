@@ -83,3 +83,37 @@ func TestSSDMaskGradAVX2EqualsSSE2(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSoftmaxRowsVariants times the causal softmax of one attention
+// block (64 query rows over 256 keys, the last block of a 256-token
+// sequence) in each kernel variant this CPU has, from the same scores each
+// time (the copy is part of the figure). ns/visible is per probability
+// the softmax computes.
+func BenchmarkSoftmaxRowsVariants(b *testing.B) {
+	const rows, n = 64, 256
+	last0 := n - rows
+	src := make([]float32, rows*n)
+	r := rand.New(rand.NewSource(1))
+	for i := range src {
+		src[i] = float32(3 * r.NormFloat64())
+	}
+	visible := rows*last0 + rows*(rows+1)/2
+	p := make([]float32, rows*n)
+	defer useAVX2(true)
+	for _, v := range []struct {
+		name string
+		set  func() bool
+	}{{"avx512", func() bool { return useAVX512(true) }}, {"avx2", func() bool { useAVX512(false); return KernelISA() == "avx2" }},
+		{"sse2", func() bool { return !useAVX2(false) }}} {
+		b.Run(v.name, func(b *testing.B) {
+			if !v.set() {
+				b.Skip("not on this CPU")
+			}
+			for i := 0; i < b.N; i++ {
+				copy(p, src)
+				softmaxRows32(p, rows, n, last0)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(visible), "ns/visible")
+		})
+	}
+}
