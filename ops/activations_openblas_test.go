@@ -20,17 +20,37 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 	if useAVX2(false) || rmsnormAVX2(false) || ssdRowsAVX2(false) || ropeAVX2(false) {
 		t.Fatal("useAVX2(false), rmsnormAVX2(false), ssdRowsAVX2(false) or ropeAVX2(false) left AVX2 kernels selected")
 	}
-	t.Run("match float64", TestFloat32ActivationsMatchFloat64)
-	t.Run("edges", TestFloat32ActivationsEdges)
-	t.Run("softmax rows", TestFloat32SoftmaxRowsMatchFloat64)
-	t.Run("softmax NaN", TestFloat32SoftmaxRowsNaN)
-	t.Run("log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64)
-	t.Run("rmsnorm rows", TestRMSNormRowsMatchGo)
-	t.Run("ssd mask grad", TestSSDMaskGradMatchesGo)
-	t.Run("ssd mask", TestSSDMaskMatchesGo)
-	t.Run("ssd rows", TestSSDRowsMatchGo)
-	t.Run("rope rows", TestRopeRowsMatchGo)
-	t.Run("golden", TestGolden)
+	runKernelChecks(t, activationChecks)
+	runKernelChecks(t, []kernelCheck{
+		{"rmsnorm rows", TestRMSNormRowsMatchGo},
+		{"ssd mask grad", TestSSDMaskGradMatchesGo},
+		{"ssd mask", TestSSDMaskMatchesGo},
+		{"ssd rows", TestSSDRowsMatchGo},
+		{"rope rows", TestRopeRowsMatchGo},
+		{"golden", TestGolden},
+	})
+}
+
+// kernelCheck is one test run again on a chosen variant of the C kernels.
+type kernelCheck struct {
+	name string
+	run  func(*testing.T)
+}
+
+// activationChecks are the tests of the kernels that have an AVX-512
+// variant as well as the SSE2 and AVX2 ones.
+var activationChecks = []kernelCheck{
+	{"match float64", TestFloat32ActivationsMatchFloat64},
+	{"edges", TestFloat32ActivationsEdges},
+	{"softmax rows", TestFloat32SoftmaxRowsMatchFloat64},
+	{"softmax NaN", TestFloat32SoftmaxRowsNaN},
+	{"log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64},
+}
+
+func runKernelChecks(t *testing.T, checks []kernelCheck) {
+	for _, c := range checks {
+		t.Run(c.name, c.run)
+	}
 }
 
 // On a CPU with AVX-512 the other tests run its variant (activations,
@@ -43,12 +63,7 @@ func TestFloat32KernelsAVX2(t *testing.T) {
 	if useAVX512(false) || KernelISA() != "avx2" {
 		t.Fatal("useAVX512(false) did not leave the AVX2 kernels selected")
 	}
-	t.Run("match float64", TestFloat32ActivationsMatchFloat64)
-	t.Run("edges", TestFloat32ActivationsEdges)
-	t.Run("softmax rows", TestFloat32SoftmaxRowsMatchFloat64)
-	t.Run("softmax NaN", TestFloat32SoftmaxRowsNaN)
-	t.Run("log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64)
-	t.Run("golden", TestGolden)
+	runKernelChecks(t, append(activationChecks, kernelCheck{"golden", TestGolden}))
 }
 
 // The AVX2 variant of the SSD mask gradient (intrinsics) sums on the

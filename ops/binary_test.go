@@ -49,18 +49,14 @@ func TestFloat32ActivationsMatchFloat64(t *testing.T) {
 		}
 	}
 	y32, y64 := make([]float32, n), make([]float64, n)
-	mapUnary32(y32, z32, nil, siluFunc.f, siluFunc.f32)
-	mapUnary(y64, z64, nil, siluFunc.f)
-	check("silu", y32, y64)
-	mapUnary32(y32, z32, g32, siluFunc.df, siluFunc.df32)
-	mapUnary(y64, z64, g64, siluFunc.df)
-	check("silu grad", y32, y64)
-	mapUnary32(y32, z32, nil, softplusFunc.f, softplusFunc.f32)
-	mapUnary(y64, z64, nil, softplusFunc.f)
-	check("softplus", y32, y64)
-	mapUnary32(y32, z32, g32, softplusFunc.df, softplusFunc.df32)
-	mapUnary(y64, z64, g64, softplusFunc.df)
-	check("softplus grad", y32, y64)
+	for _, u := range []unaryFunc{siluFunc, softplusFunc} {
+		mapUnary32(y32, z32, nil, u.f, u.f32)
+		mapUnary(y64, z64, nil, u.f)
+		check(u.name, y32, y64)
+		mapUnary32(y32, z32, g32, u.df, u.df32)
+		mapUnary(y64, z64, g64, u.df)
+		check(u.name+" grad", y32, y64)
+	}
 	binaryForward(binaryGatedSiLU, y32, [][]float32{x32, z32})
 	binaryForward(binaryGatedSiLU, y64, [][]float64{x64, z64})
 	check("gated silu", y32, y64)
