@@ -39,9 +39,13 @@ func (k rmsnormKernel) inShapes() []tensor.Shape {
 func (k rmsnormKernel) outShape() tensor.Shape { return k.shape }
 func (k rmsnormKernel) diffWRT() []bool        { return []bool{true, true} }
 
-// The forward writes every y (the backward adds dw over rows, so its
-// gradients are not written whole).
+// The forward writes every y.
 func (k rmsnormKernel) writesWholeOutput() bool { return true }
+
+// The backward writes dx row by row and clears dw itself before summing
+// its workers' parts into it, so the packed gradients need no clearing
+// first (see reusedBuffer).
+func (k rmsnormKernel) writesWholeGradients() bool { return true }
 
 func (k rmsnormKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
@@ -115,7 +119,10 @@ func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
 		}
 		dws[wk] = dw
 	})
+	// dw is the workers' parts summed in worker order. Only dw is cleared
+	// here: dx, thousands of times longer, is written whole above.
 	if dw := dIn[1]; dw != nil {
+		clear(dw)
 		for _, part := range dws {
 			for j, v := range part {
 				dw[j] += T(v)
