@@ -1,7 +1,10 @@
 package eval_test
 
 import (
+	"fmt"
 	"math/rand"
+	"runtime"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -41,14 +44,26 @@ func TestEvaluationMemoryFlat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// After each call: the peak so far, and what the Go heap holds and has
+	// not returned to the system, so that a failure says which call grew.
+	var trace []string
+	after := func(i int) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		trace = append(trace, fmt.Sprintf("call %d: peak %.0f MiB, heap in use %d MiB, held %d MiB, %d collections",
+			i, rss.PeakMB(), ms.HeapInuse>>20, (ms.HeapSys-ms.HeapReleased)>>20, ms.NumGC))
+	}
 	call()
 	first := rss.PeakMB()
-	for i := 0; i < 5; i++ {
+	after(1)
+	for i := 2; i <= 6; i++ {
 		call()
+		after(i)
 	}
 	if last := rss.PeakMB(); last > 1.25*first+64 {
-		t.Errorf("peak RSS %.0f MiB after 6 evaluations, %.0f MiB after the first: memory grows with each call", last, first)
+		t.Errorf("peak RSS %.0f MiB after 6 evaluations, %.0f MiB after the first: memory grows with each call\n%s",
+			last, first, strings.Join(trace, "\n"))
 	} else {
-		t.Logf("peak RSS %.0f MiB after the first evaluation, %.0f MiB after 6", first, last)
+		t.Logf("peak RSS %.0f MiB after the first evaluation, %.0f MiB after 6\n%s", first, last, strings.Join(trace, "\n"))
 	}
 }
