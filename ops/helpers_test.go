@@ -85,3 +85,10 @@ func kernelGrads(t *testing.T, k kernel, in []any, dOut []float64) [][]float64 {
 	}
 	return gs
 }
+
+// ulps32 is |got − want| in units of the last place of want (float32).
+func ulps32(got float32, want float64) float64 {
+	w := float32(want)
+	ulp := float64(math.Nextafter32(w, float32(math.Inf(1))) - w)
+	return math.Abs(float64(got)-want) / ulp
+}

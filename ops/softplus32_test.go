@@ -6,13 +6,6 @@ import (
 	"testing"
 )
 
-// ulps32 is |got − want| in units of the last place of want (float32).
-func ulps32(got float32, want float64) float64 {
-	w := float32(want)
-	ulp := float64(math.Nextafter32(w, float32(math.Inf(1))) - w)
-	return math.Abs(float64(got)-want) / ulp
-}
-
 // log1pUnit32 agrees with math.Log1p within 1 ulp of float32 over its range
 // [0, 1]: tiny arguments (where 1+u rounds to 1 or nearly), both sides of
 // the √2 switch, and 1.
