@@ -458,7 +458,7 @@ __attribute__((target("avx2,fma"))) static void wm_ssd_mask_grad_avx2(const floa
 // The AVX-512 variant: the elementwise kernels compiled for 16 lanes, and
 // the softmax rows and log-sum-exp parts in intrinsics (wm_exp16 is wm_exp8
 // on sixteen lanes: each lane takes the same operations, so the same bits).
-// Their double sums run over four four-lane accumulators, so they round
+// Their double sums run over two eight-lane accumulators, so they round
 // differently from the AVX2 ones (both held to the float64 definition).
 #define WM_AVX512_ATTR __attribute__((target("avx512f,avx512dq,avx2,fma,prefer-vector-width=512")))
 WM_KERNELS(_avx512, WM_AVX512_ATTR)
@@ -582,8 +582,8 @@ static int wm_has_avx512(void) { return 0; }
 #endif
 
 // The entry points Go calls, through the variant chosen once: 2 for
-// AVX-512, 1 for AVX2+FMA, 0 for SSE2 (tests may force a lower one with
-// wm_set_level). The SSD masks, the softmax gradient and CDMoE have no
+// AVX-512, 1 for AVX2+FMA, 0 for SSE2 (setKernelLevel in Go sets it
+// through wm_set_level; tests force lower ones). The SSD masks, the softmax gradient and CDMoE have no
 // AVX-512 variant: level 2 runs their AVX2 one.
 static int wm_level = -1;
 static int wm_best_level(void) { return wm_has_avx512() ? 2 : wm_has_avx2() ? 1 : 0; }
@@ -672,15 +672,28 @@ func f32p(s []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&s[0]))
 }
 
-// useAVX2 selects the best kernels the CPU has (AVX-512, else AVX2+FMA)
-// when on, the SSE2 ones when off, and says whether AVX2 or better is in
-// use; tests call it to cover the variants.
-func useAVX2(on bool) bool {
-	level := 0
-	if on {
-		level = 2
-	}
-	return C.wm_set_level(C.int(level)) >= 1
+// The kernel levels: the vector instructions the float32 C kernels may use.
+const (
+	levelSSE2   = 0
+	levelAVX2   = 1 // AVX2 with FMA
+	levelAVX512 = 2 // AVX-512 F and DQ
+)
+
+// The best variants the CPU has are chosen once, before any op runs.
+func init() { setKernelLevel(levelAVX512) }
+
+// setKernelLevel selects, for every C kernel of the package, the best
+// variant the CPU has up to level most, and returns the level in effect.
+// The activations, softmax rows and log-sum-exp parts have all three
+// variants; the others (SSD masks and rows, RMSNorm, RoPE, softmax
+// gradient, CDMoE) run their AVX2 one at both higher levels. Tests and
+// benchmarks call it to cover the variants.
+func setKernelLevel(most int) int {
+	avx2 := most >= levelAVX2
+	rmsnormAVX2(avx2)
+	ssdRowsAVX2(avx2)
+	ropeAVX2(avx2)
+	return int(C.wm_set_level(C.int(most)))
 }
 
 // KernelISA names the vector instructions the float32 C kernels use on this
@@ -689,22 +702,12 @@ func useAVX2(on bool) bool {
 // the last bits of their sums, depend on it.
 func KernelISA() string {
 	switch C.wm_get_level() {
-	case 2:
+	case levelAVX512:
 		return "avx512"
-	case 1:
+	case levelAVX2:
 		return "avx2"
 	}
 	return "sse2"
-}
-
-// useAVX512 selects the AVX-512 kernels (where the CPU has them) when on,
-// at most the AVX2 ones when off, and says whether AVX-512 is in use.
-func useAVX512(on bool) bool {
-	level := 1
-	if on {
-		level = 2
-	}
-	return C.wm_set_level(C.int(level)) >= 2
 }
 
 func silu32(dst, x, scale []float32) {

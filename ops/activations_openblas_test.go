@@ -8,17 +8,16 @@ import (
 	"testing"
 )
 
-// The openblas build has two C variants of its float32 kernels (activations,
-// softmax rows, SSD masks and rows, RMSNorm, RoPE); the other tests run on the one the CPU selects,
-// these on the SSE2 one: the activation checks and the golden cases, whose
-// float32 runs go through every C kernel.
+// The openblas build has C variants of its float32 kernels (activations,
+// softmax rows, SSD masks and rows, RMSNorm, RoPE) for SSE2, AVX2 and, for
+// some, AVX-512; the other tests run on the best the CPU has, these on the
+// SSE2 ones: the kernel checks and the golden cases, whose float32 runs go
+// through every C kernel.
 func TestFloat32KernelsSSE2(t *testing.T) {
-	defer useAVX2(true)
-	defer rmsnormAVX2(true)
-	defer ssdRowsAVX2(true)
-	defer ropeAVX2(true)
-	if useAVX2(false) || rmsnormAVX2(false) || ssdRowsAVX2(false) || ropeAVX2(false) {
-		t.Fatal("useAVX2(false), rmsnormAVX2(false), ssdRowsAVX2(false) or ropeAVX2(false) left AVX2 kernels selected")
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelSSE2) != levelSSE2 || KernelISA() != "sse2" ||
+		rmsnormAVX2(false) || ssdRowsAVX2(false) || ropeAVX2(false) {
+		t.Fatalf("setKernelLevel(levelSSE2) left AVX2 kernels selected (activations: %s)", KernelISA())
 	}
 	runKernelChecks(t, activationChecks)
 	runKernelChecks(t, []kernelCheck{
@@ -56,12 +55,12 @@ func runKernelChecks(t *testing.T, checks []kernelCheck) {
 // On a CPU with AVX-512 the other tests run its variant (activations,
 // softmax rows, log-sum-exp); this runs the same checks on the AVX2 one.
 func TestFloat32KernelsAVX2(t *testing.T) {
-	defer useAVX2(true)
-	if !useAVX512(true) {
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelAVX512) != levelAVX512 {
 		t.Skip("this CPU has no AVX-512: the other tests run the AVX2 kernels")
 	}
-	if useAVX512(false) || KernelISA() != "avx2" {
-		t.Fatal("useAVX512(false) did not leave the AVX2 kernels selected")
+	if got := setKernelLevel(levelAVX2); got != levelAVX2 || KernelISA() != "avx2" {
+		t.Fatalf("setKernelLevel(levelAVX2) left level %d (%s) selected", got, KernelISA())
 	}
 	runKernelChecks(t, append(activationChecks, kernelCheck{"golden", TestGolden}))
 }
@@ -69,17 +68,17 @@ func TestFloat32KernelsAVX2(t *testing.T) {
 // The AVX2 variant of the SSD mask gradient (intrinsics) sums on the
 // portable variant's lanes, so the two agree to the bit.
 func TestSSDMaskGradAVX2EqualsSSE2(t *testing.T) {
-	if !useAVX2(true) {
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelAVX2) < levelAVX2 {
 		t.Skip("this CPU has no AVX2")
 	}
-	defer useAVX2(true)
 	r := rand.New(rand.NewSource(8))
 	for _, L := range []int{1, 3, 4, 5, 17, 64, 67} {
 		c := newSSDMaskGradCase(r, L)
 		avx, sse := c.clone(), c.clone()
-		useAVX2(true)
+		setKernelLevel(levelAVX2)
 		ssdMaskGrad32(avx.gm, avx.seg, avx.dG, avx.dcum, avx.acc, L)
-		useAVX2(false)
+		setKernelLevel(levelSSE2)
 		ssdMaskGrad32(sse.gm, sse.seg, sse.dG, sse.dcum, sse.acc, L)
 		for i := range sse.dG {
 			if math.Float32bits(avx.dG[i]) != math.Float32bits(sse.dG[i]) {
@@ -114,14 +113,13 @@ func BenchmarkSoftmaxRowsVariants(b *testing.B) {
 	}
 	visible := rows*last0 + rows*(rows+1)/2
 	p := make([]float32, rows*n)
-	defer useAVX2(true)
+	defer setKernelLevel(levelAVX512)
 	for _, v := range []struct {
-		name string
-		set  func() bool
-	}{{"avx512", func() bool { return useAVX512(true) }}, {"avx2", func() bool { useAVX512(false); return KernelISA() == "avx2" }},
-		{"sse2", func() bool { return !useAVX2(false) }}} {
+		name  string
+		level int
+	}{{"avx512", levelAVX512}, {"avx2", levelAVX2}, {"sse2", levelSSE2}} {
 		b.Run(v.name, func(b *testing.B) {
-			if !v.set() {
+			if setKernelLevel(v.level) != v.level {
 				b.Skip("not on this CPU")
 			}
 			for i := 0; i < b.N; i++ {

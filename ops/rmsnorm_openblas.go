@@ -155,11 +155,8 @@ static void wm_rmsnorm_bwd(float *dx, const float *g, const float *x, const floa
 */
 import "C"
 
-// The vector kernels are chosen once, before any op runs.
-func init() { rmsnormAVX2(true) }
-
-// rmsnormAVX2 selects the AVX2 RMSNorm kernels (where the CPU has them) or
-// the portable ones, and says which are in use; tests cover both.
+// rmsnormAVX2 selects the AVX2 variant of the RMSNorm kernels (where the CPU has it) or
+// the portable one, and says which is in use; setKernelLevel calls it.
 func rmsnormAVX2(on bool) bool {
 	v := 0
 	if on {

@@ -60,11 +60,8 @@ static void wm_rope_rows(float *dst, const float *x, const double *cos, const do
 */
 import "C"
 
-// The vector kernel is chosen once, before any op runs.
-func init() { ropeAVX2(true) }
-
-// ropeAVX2 selects the AVX2 variant of the RoPE kernel (where the CPU has
-// it) or the portable one, and says which is in use; tests cover both.
+// ropeAVX2 selects the AVX2 variant of the RoPE kernel (where the CPU has it) or
+// the portable one, and says which is in use; setKernelLevel calls it.
 func ropeAVX2(on bool) bool {
 	v := 0
 	if on {

@@ -82,11 +82,8 @@ static void wm_ssd_combine_output(float *y, ptrdiff_t ld, const float *Yc, const
 */
 import "C"
 
-// The vector kernels are chosen once, before any op runs.
-func init() { ssdRowsAVX2(true) }
-
-// ssdRowsAVX2 selects the AVX2 variant of the SSD row kernels (where the CPU
-// has it) or the portable one, and says which is in use; tests cover both.
+// ssdRowsAVX2 selects the AVX2 variant of the SSD row kernels (where the CPU has it) or
+// the portable one, and says which is in use; setKernelLevel calls it.
 func ssdRowsAVX2(on bool) bool {
 	v := 0
 	if on {
