@@ -29,6 +29,20 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 		return
 	}
 	gemmFLOPs.Add(2 * int64(m) * int64(n) * int64(k))
+	if r := gemmRecording.Load(); r != nil {
+		var zero T
+		_, f64 := any(zero).(float64)
+		r.add(GemmShape{Float64: f64, TransA: transA, TransB: transB, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0})
+	}
+	blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// blasGemm is gemm without the counting: the BLAS call itself (and the
+// k = 0 case, which BLAS implementations disagree on).
+func blasGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans

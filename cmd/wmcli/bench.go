@@ -62,6 +62,10 @@ type benchResult struct {
 	TrainGFLOP float64 `json:"train_gflop,omitempty"`
 	EvalGFLOP  float64 `json:"eval_gflop,omitempty"`
 	GemmRate   float64 `json:"gemm_gflops,omitempty"`
+	// wm only: the time one step's own products take replayed alone
+	// (ops.ReplayGemmShapes on GOMAXPROCS goroutines), in milliseconds.
+	TrainGemmMS float64 `json:"train_gemm_ms,omitempty"`
+	EvalGemmMS  float64 `json:"eval_gemm_ms,omitempty"`
 }
 
 // benchConfig is the model of a measurement: the pattern at d_model with 4
@@ -98,8 +102,22 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	total, _, _ := graph.CountConfig(cfg)
-	j, _ := json.Marshal(benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total,
-		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9})
+	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total,
+		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9}
+	// The replay's operands come after the peak RSS is read, so that they
+	// are not counted as the measurement's memory.
+	for _, r := range []struct {
+		shapes ops.GemmShapes
+		ms     *float64
+	}{{tp.TrainGemmShapes, &res.TrainGemmMS}, {tp.EvalGemmShapes, &res.EvalGemmMS}} {
+		d, err := ops.ReplayGemmShapes(r.shapes, runtime.GOMAXPROCS(0), 2)
+		if err != nil {
+			fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
+			return 1
+		}
+		*r.ms = float64(d) / float64(time.Millisecond)
+	}
+	j, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(j))
 	return 0
 }
@@ -385,16 +403,31 @@ func measurePeer(python, script string, p int, args []string) (benchResult, stri
 }
 
 // keep merges the measurement r of another layout into best: best takes r
-// whole (its RSS too) when r trains faster, and the faster evaluation
-// either way. It says whether r's training was the faster.
+// whole (its RSS too) when r trains faster, and the faster evaluation and
+// the shorter replayed product times either way (the products of the
+// fastest layout bound every layout). It says whether r's training was the
+// faster.
 func (best *benchResult) keep(r benchResult) bool {
 	eval := max(best.Eval, r.Eval)
+	trainMS, evalMS := minKnown(best.TrainGemmMS, r.TrainGemmMS), minKnown(best.EvalGemmMS, r.EvalGemmMS)
 	faster := r.Train > best.Train
 	if faster {
 		*best = r
 	}
 	best.Eval = eval
+	best.TrainGemmMS, best.EvalGemmMS = trainMS, evalMS
 	return faster
+}
+
+// minKnown is the smaller of two times, 0 standing for unknown.
+func minKnown(a, b float64) float64 {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }
 
 // measureChild runs one measurement process and reads its JSON line.

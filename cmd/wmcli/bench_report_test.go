@@ -71,3 +71,34 @@ func TestBenchCeilingCheck(t *testing.T) {
 		t.Errorf("a row below its ceiling failed the check:\n%s", got)
 	}
 }
+
+// A row's own products, replayed alone, give a second ceiling: a row the
+// linear-layer ceiling allows (2.56×) but whose products alone allow only
+// 1.50× is named out of reach with both figures, the table shows the
+// products' time and rate, the count of rows out of reach is given, and wm
+// faster than its products alone fails the ceiling check.
+func TestBenchProductCeiling(t *testing.T) {
+	r := benchRow{Pattern: "(AM)4", Size: benchSize{D: 64, T: 512, B: 2}, Threads: 2, GemmRate: 100,
+		WM:   benchResult{Train: 48000, Eval: 3 * 48000, TrainGFLOP: 1, EvalGFLOP: 1.0 / 3, TrainGemmMS: 1024.0 / 60, EvalGemmMS: 1024.0 / 600},
+		Peer: benchResult{Train: 40000, Eval: 3 * 40000}}
+	// Train: ceiling 102400 tok/s = 2.56× the peer; products alone 60000 = 1.50×.
+	// Eval: products alone 600000 tok/s = 5.00×, reachable.
+	got := benchAnalysis([]benchRow{r})
+	for _, want := range []string{
+		"(AM)4 d64 t512 b2 ×2 1.20×, out of reach: ceiling 2.56×, its own products alone 1.50×",
+		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56×, its own products alone 5.00×", // evaluation
+		"| (AM)4 d64 t512 b2 ×2 | 17.1 | 59 | 60000 | 0.80× | 1.50× | 1.7 | 195 | 600000 | 0.24× | 5.00× |",
+		"Out of reach on this machine: 1 of the 1 not met.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Ceiling check failed") {
+		t.Errorf("a row below both ceilings failed the check:\n%s", got)
+	}
+	r.WM.TrainGemmMS = 1024.0 / 40 // products alone 40000 tok/s, below wm's 48000
+	if got := benchAnalysis([]benchRow{r}); !strings.Contains(got, "**Ceiling check failed** in 1 rows ((AM)4 d64 t512 b2 ×2)") {
+		t.Errorf("wm above its products alone passed the check:\n%s", got)
+	}
+}

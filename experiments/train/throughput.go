@@ -21,6 +21,11 @@ type Throughput struct {
 	// step (ops.GemmFLOPs).
 	TrainGemmFLOPs float64 `json:"train_gemm_flops"`
 	EvalGemmFLOPs  float64 `json:"eval_gemm_flops"`
+	// TrainGemmShapes and EvalGemmShapes are the products of one more
+	// step, run untimed after the timed ones and recorded
+	// (ops.RecordGemmShapes), for ops.ReplayGemmShapes to time alone.
+	TrainGemmShapes ops.GemmShapes `json:"-"`
+	EvalGemmShapes  ops.GemmShapes `json:"-"`
 }
 
 // MeasureThroughput times reps training steps and reps evaluation passes
@@ -28,13 +33,19 @@ type Throughput struct {
 // one untimed warm-up of each (Wonderful Matrices Figure 6 and TransXSSM
 // Figure 4 time the same two paths). It uses float32, like training.
 func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (Throughput, error) {
-	return MeasureThroughputShards(cfg, batch, seqLen, reps, 1, seed)
+	return measureThroughput(cfg, batch, seqLen, reps, 1, seed, false)
 }
 
 // MeasureThroughputShards is MeasureThroughput with each batch split over
 // shards graphs run at once (Config.Shards, data parallelism on one
-// machine); shards must divide batch.
+// machine); shards must divide batch. It also runs one more untimed step of
+// each path and records its products (TrainGemmShapes, EvalGemmShapes), as
+// `wm bench` needs for its ceilings.
 func MeasureThroughputShards(cfg graph.Config, batch, seqLen, reps, shards int, seed int64) (Throughput, error) {
+	return measureThroughput(cfg, batch, seqLen, reps, shards, seed, true)
+}
+
+func measureThroughput(cfg graph.Config, batch, seqLen, reps, shards int, seed int64, record bool) (Throughput, error) {
 	if batch < 1 || seqLen < 1 || reps < 1 {
 		return Throughput{}, errors.Errorf("throughput: batch %d, seq_len %d and reps %d must be >= 1", batch, seqLen, reps)
 	}
@@ -71,10 +82,16 @@ func MeasureThroughputShards(cfg graph.Config, batch, seqLen, reps, shards int, 
 		}
 		tps := float64(batch*seqLen*reps) / elapsed.Seconds()
 		perStep := float64(ops.GemmFLOPs()-flops) / float64(reps)
+		var shapes ops.GemmShapes
+		if record {
+			if shapes, err = ops.RecordGemmShapes(func() error { return s.run(ids, targets) }); err != nil {
+				return Throughput{}, errors.Wrap(err, "throughput: recording a step's products")
+			}
+		}
 		if withGrad {
-			out.Train, out.TrainGemmFLOPs = tps, perStep
+			out.Train, out.TrainGemmFLOPs, out.TrainGemmShapes = tps, perStep, shapes
 		} else {
-			out.Eval, out.EvalGemmFLOPs = tps, perStep
+			out.Eval, out.EvalGemmFLOPs, out.EvalGemmShapes = tps, perStep, shapes
 		}
 	}
 	return out, nil

@@ -1,0 +1,36 @@
+package train
+
+import (
+	"testing"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+)
+
+// The products MeasureThroughputShards records from its extra step are
+// those of the timed steps: their work equals the work GemmFLOPs counted
+// per timed step, for training and evaluation, with and without shards;
+// MeasureThroughput records none.
+func TestThroughputRecordsProducts(t *testing.T) {
+	cfg := graph.Config{Pattern: "S M A E", Vocab: 50, DModel: 16, Heads: 2, MaxPosition: 32,
+		CDMoE: layers.CDMoEConfig{Experts: 64}}
+	for _, shards := range []int{1, 2} {
+		tp, err := MeasureThroughputShards(cfg, 2, 32, 2, shards, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := float64(tp.TrainGemmShapes.FLOPs()); got != tp.TrainGemmFLOPs || got == 0 {
+			t.Errorf("%d shards: the recorded training step has %g FLOPs of products, a timed step %g", shards, got, tp.TrainGemmFLOPs)
+		}
+		if got := float64(tp.EvalGemmShapes.FLOPs()); got != tp.EvalGemmFLOPs || got == 0 {
+			t.Errorf("%d shards: the recorded evaluation step has %g FLOPs of products, a timed step %g", shards, got, tp.EvalGemmFLOPs)
+		}
+	}
+	tp, err := MeasureThroughput(cfg, 2, 32, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.TrainGemmShapes != nil || tp.EvalGemmShapes != nil {
+		t.Error("MeasureThroughput recorded products it was not asked for")
+	}
+}

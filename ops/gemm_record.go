@@ -1,0 +1,273 @@
+package ops
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pkg/errors"
+)
+
+// GemmShape is one kind of product a fused op asks gemm for: c (m×n) =
+// op(a) (m×k) · op(b) (k×n), row-major with leading dimensions LDA, LDB
+// and LDC (a head of a [b,t,h,d] tensor has leading dimension h·d), in
+// float32 or float64, overwriting c (beta 0) or adding to it.
+type GemmShape struct {
+	Float64        bool
+	TransA, TransB bool
+	M, N, K        int
+	LDA, LDB, LDC  int
+	Accumulate     bool // beta ≠ 0
+}
+
+// FLOPs is 2·m·n·k, as GemmFLOPs counts a product.
+func (s GemmShape) FLOPs() int64 { return 2 * int64(s.M) * int64(s.N) * int64(s.K) }
+
+// GemmShapes counts the products of each shape a piece of work asked for.
+type GemmShapes map[GemmShape]int
+
+// FLOPs is the work of all the products counted.
+func (g GemmShapes) FLOPs() int64 {
+	var f int64
+	for s, n := range g {
+		f += s.FLOPs() * int64(n)
+	}
+	return f
+}
+
+// gemmRecording is the recording in progress, nil when none is: gemm reads
+// it on every call, which costs an atomic load when nothing records.
+var gemmRecording atomic.Pointer[gemmRecorder]
+
+type gemmRecorder struct {
+	mu     sync.Mutex
+	shapes GemmShapes
+}
+
+func (r *gemmRecorder) add(s GemmShape) {
+	r.mu.Lock()
+	r.shapes[s]++
+	r.mu.Unlock()
+}
+
+// RecordGemmShapes runs work and returns the shapes of the products the
+// fused ops asked gemm for while it ran, from every goroutine (so run
+// nothing else at the same time). One recording runs at a time; a second
+// one started during the first is an error.
+func RecordGemmShapes(work func() error) (GemmShapes, error) {
+	r := &gemmRecorder{shapes: GemmShapes{}}
+	if !gemmRecording.CompareAndSwap(nil, r) {
+		return nil, errors.New("record gemm shapes: another recording is running")
+	}
+	err := work()
+	gemmRecording.Store(nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shapes, err
+}
+
+// ReplayGemmShapes times the products of shapes run by this build's BLAS
+// on operands of their own, spread over the given number of goroutines at
+// once (each shape's count split between them as evenly as it divides),
+// and returns the wall time of the fastest of rounds replays. Each
+// goroutine runs each of its shapes once untimed first, and then its share
+// of the products one shape after another, so their operands are as warm
+// as the cache allows: the time is a lower bound on what the same products
+// take inside a step, where they run among other work. `wm bench` sets a
+// step's time against it.
+func ReplayGemmShapes(shapes GemmShapes, goroutines, rounds int) (time.Duration, error) {
+	if goroutines < 1 || rounds < 1 {
+		return 0, errors.Errorf("replay gemm shapes: goroutines %d and rounds %d must be >= 1", goroutines, rounds)
+	}
+	for s, n := range shapes {
+		if s.M < 0 || s.N < 0 || s.K < 0 || n < 0 || s.LDC < s.N || s.LDA < s.cols(s.TransA, s.M, s.K) || s.LDB < s.cols(s.TransB, s.K, s.N) {
+			return 0, errors.Errorf("replay gemm shapes: %+v ×%d is not a valid product", s, n)
+		}
+	}
+	shares := splitShapes(shapes, goroutines)
+	best := time.Duration(-1)
+	for range rounds {
+		var ready, done sync.WaitGroup
+		start := make(chan struct{})
+		for _, share := range shares {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				runs := share.prepare()
+				ready.Done()
+				<-start
+				for _, r := range runs {
+					for range r.n {
+						r.run()
+					}
+				}
+			}()
+		}
+		ready.Wait()
+		t0 := time.Now()
+		close(start)
+		done.Wait()
+		if d := time.Since(t0); best < 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
+// cols is the row length a row-major operand needs: op(x) is rows×cols of
+// x, or its transpose.
+func (GemmShape) cols(trans bool, rows, cols int) int {
+	if trans {
+		return rows
+	}
+	return cols
+}
+
+// elems is the length of a row-major operand with op(x) rows×cols and
+// leading dimension ld.
+func elems(trans bool, rows, cols, ld int) int {
+	if trans {
+		rows, cols = cols, rows
+	}
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
+
+// shapeShare is one goroutine's part of a replay: how many products of
+// each shape, largest first.
+type shapeShare []shapeCount
+
+type shapeCount struct {
+	s GemmShape
+	n int
+}
+
+// splitShapes gives each of g goroutines its products: each shape's count
+// divided evenly, the remainders going to the goroutine with the least work
+// so far, so that a shape asked for once is not always on the first.
+func splitShapes(shapes GemmShapes, g int) []shapeShare {
+	keys := make([]GemmShape, 0, len(shapes))
+	for s := range shapes {
+		keys = append(keys, s)
+	}
+	// Largest products first; a fixed order for the rest, so a replay does
+	// not depend on map order.
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if fa, fb := a.FLOPs(), b.FLOPs(); fa != fb {
+			return fa > fb
+		}
+		return lessShape(a, b)
+	})
+	shares := make([]shapeShare, g)
+	load := make([]int64, g)
+	for _, s := range keys {
+		n := shapes[s]
+		counts := make([]int, g)
+		for i := range counts {
+			counts[i] = n / g
+		}
+		for range n % g {
+			least := 0
+			for i := range load {
+				if load[i]+int64(counts[i])*s.FLOPs() < load[least]+int64(counts[least])*s.FLOPs() {
+					least = i
+				}
+			}
+			counts[least]++
+		}
+		for i, c := range counts {
+			if c > 0 {
+				shares[i] = append(shares[i], shapeCount{s, c})
+				load[i] += int64(c) * s.FLOPs()
+			}
+		}
+	}
+	return shares
+}
+
+// lessShape orders shapes of equal work by their fields.
+func lessShape(a, b GemmShape) bool {
+	ka := [...]int{b2i(a.Float64), b2i(a.TransA), b2i(a.TransB), a.M, a.N, a.K, a.LDA, a.LDB, a.LDC, b2i(a.Accumulate)}
+	kb := [...]int{b2i(b.Float64), b2i(b.TransA), b2i(b.TransB), b.M, b.N, b.K, b.LDA, b.LDB, b.LDC, b2i(b.Accumulate)}
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] < kb[i]
+		}
+	}
+	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// replayRun is one shape of a share, ready to run n times.
+type replayRun struct {
+	run func()
+	n   int
+}
+
+// prepare allocates the share's operands (one buffer of each role, as
+// large as its largest shape needs, per element type) and runs each shape
+// once.
+func (sh shapeShare) prepare() []replayRun {
+	var need32, need64 [3]int
+	for _, c := range sh {
+		need := &need32
+		if c.s.Float64 {
+			need = &need64
+		}
+		need[0] = max(need[0], elems(c.s.TransA, c.s.M, c.s.K, c.s.LDA))
+		need[1] = max(need[1], elems(c.s.TransB, c.s.K, c.s.N, c.s.LDB))
+		need[2] = max(need[2], elems(false, c.s.M, c.s.N, c.s.LDC))
+	}
+	a32, b32, c32 := replayOperands[float32](need32)
+	a64, b64, c64 := replayOperands[float64](need64)
+	runs := make([]replayRun, 0, len(sh))
+	for _, c := range sh {
+		s := c.s
+		var run func()
+		if s.Float64 {
+			run = replayProduct(s, a64, b64, c64)
+		} else {
+			run = replayProduct(s, a32, b32, c32)
+		}
+		run()
+		runs = append(runs, replayRun{run, c.n})
+	}
+	return runs
+}
+
+// replayOperands makes a, b and c of the lengths given, a and b filled with
+// small values (no zeros or denormals a BLAS could shortcut, no growth to
+// overflow when c accumulates).
+func replayOperands[T floats](n [3]int) (a, b, c []T) {
+	a, b, c = make([]T, n[0]), make([]T, n[1]), make([]T, n[2])
+	for i := range a {
+		a[i] = T(1+i%13) / 512
+	}
+	for i := range b {
+		b[i] = T(1+i%7) / 512
+	}
+	return a, b, c
+}
+
+// replayProduct is one product of shape s on the operands given, through
+// the BLAS the fused ops use but not counted in GemmFLOPs.
+func replayProduct[T floats](s GemmShape, a, b, c []T) func() {
+	beta := T(0)
+	if s.Accumulate {
+		beta = 1
+	}
+	return func() {
+		blasGemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, s.LDA, b, s.LDB, beta, c, s.LDC)
+	}
+}

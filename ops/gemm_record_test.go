@@ -1,0 +1,97 @@
+package ops
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A linear layer's forward and backward on one worker ask for exactly its
+// three products (y = x w, dx = dy wᵀ, dw = xᵀ dy) with their leading
+// dimensions; the recording's work equals what GemmFLOPs counted; nothing
+// is recorded once the recording has returned, and a recording started
+// inside another is refused.
+func TestRecordGemmShapes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const rows, din, dout = 6, 4, 3
+	k := linearKernel{x: []int{2, 3, din}, din: din, dout: dout}
+	x, w := make([]float64, rows*din), make([]float64, din*dout)
+	y, dy := make([]float64, rows*dout), make([]float64, rows*dout)
+	dx, dw := make([]float64, rows*din), make([]float64, din*dout)
+	before := GemmFLOPs()
+	shapes, err := RecordGemmShapes(func() error {
+		linearForward(y, [][]float64{x, w}, k)
+		linearBackward([][]float64{dx, dw}, dy, [][]float64{x, w}, k)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := GemmShapes{
+		{Float64: true, M: rows, N: dout, K: din, LDA: din, LDB: dout, LDC: dout}:               1,
+		{Float64: true, TransB: true, M: rows, N: din, K: dout, LDA: dout, LDB: dout, LDC: din}: 1,
+		{Float64: true, TransA: true, M: din, N: dout, K: rows, LDA: din, LDB: dout, LDC: dout}: 1,
+	}
+	if len(shapes) != len(want) {
+		t.Fatalf("recorded %v, want %v", shapes, want)
+	}
+	for s, n := range want {
+		if shapes[s] != n {
+			t.Errorf("shape %+v: recorded %d times, want %d (all: %v)", s, shapes[s], n, shapes)
+		}
+	}
+	if got, counted := shapes.FLOPs(), GemmFLOPs()-before; got != counted {
+		t.Errorf("recorded work %d FLOPs, GemmFLOPs counted %d", got, counted)
+	}
+	linearForward(y, [][]float64{x, w}, k)
+	if len(shapes) != len(want) || shapes[GemmShape{Float64: true, M: rows, N: dout, K: din, LDA: din, LDB: dout, LDC: dout}] != 1 {
+		t.Errorf("a product after the recording returned was recorded: %v", shapes)
+	}
+	_, err = RecordGemmShapes(func() error {
+		_, inner := RecordGemmShapes(func() error { return nil })
+		return inner
+	})
+	if err == nil || !strings.Contains(err.Error(), "another recording") {
+		t.Errorf("a nested recording gave %v, want a refusal", err)
+	}
+	if gemmRecording.Load() != nil {
+		t.Error("a recording is still active after RecordGemmShapes returned")
+	}
+}
+
+// The replay splits each shape's count between the goroutines so that
+// their work differs by less than one product of each shape, keeps every
+// product, and refuses an operand too narrow for its leading dimension.
+func TestReplayGemmShapes(t *testing.T) {
+	big := GemmShape{M: 64, N: 32, K: 16, LDA: 16, LDB: 32, LDC: 32}
+	small := GemmShape{Float64: true, TransA: true, M: 8, N: 8, K: 8, LDA: 8, LDB: 8, LDC: 8, Accumulate: true}
+	shapes := GemmShapes{big: 5, small: 3}
+	shares := splitShapes(shapes, 2)
+	got := GemmShapes{}
+	var load [2]int64
+	for i, sh := range shares {
+		for _, c := range sh {
+			got[c.s] += c.n
+			load[i] += c.s.FLOPs() * int64(c.n)
+		}
+	}
+	if got[big] != 5 || got[small] != 3 || len(got) != 2 {
+		t.Errorf("the shares hold %v, want %v", got, shapes)
+	}
+	if diff := load[0] - load[1]; diff > big.FLOPs()+small.FLOPs() || -diff > big.FLOPs()+small.FLOPs() {
+		t.Errorf("the goroutines' work is %v FLOPs, unbalanced by more than one product of each shape", load)
+	}
+	for _, g := range []int{1, 2, 3} {
+		if d, err := ReplayGemmShapes(shapes, g, 2); err != nil || d <= 0 {
+			t.Errorf("replay on %d goroutines: %v, %v", g, d, err)
+		}
+	}
+	bad := big
+	bad.LDA = 8 // a is 64×16 row-major: its leading dimension must be >= 16
+	if _, err := ReplayGemmShapes(GemmShapes{bad: 1}, 1, 1); err == nil || !strings.Contains(err.Error(), "not a valid product") {
+		t.Errorf("a too-narrow leading dimension gave %v", err)
+	}
+	if _, err := ReplayGemmShapes(shapes, 0, 1); err == nil {
+		t.Error("zero goroutines were accepted")
+	}
+}
