@@ -115,9 +115,9 @@ func (l *Mamba2) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	h, g, n, k := c.Heads, c.Groups, c.DState, c.ConvKernel
 	z := linear(b, x, l.wz)
 	X := causalConv(b, st, "conv_x", linear(b, x, l.wx), l.convX, k)
-	B := causalConv(b, st, "conv_B", linear(b, x, l.wb), l.convB, k)
-	C := causalConv(b, st, "conv_C", linear(b, x, l.wc), l.convC, k)
-	dt := stepSizes(b, x, l.wdt, l.dtBias)
+	B, C, dt := narrowProjections(b, x, l.wb, l.wc, l.wdt, l.dtBias)
+	B = causalConv(b, st, "conv_B", B, l.convB, k)
+	C = causalConv(b, st, "conv_C", C, l.convC, k)
 	in := ops.SSDInputs{
 		X:  b.Reshape(X, bs, t, h, l.p),
 		DT: dt,

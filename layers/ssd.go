@@ -143,13 +143,13 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	bs, t := dims(b, x, l.Kind(), l.shape.DModel)
 	c := l.cfg
 	h, g, n := c.Heads, c.Groups, c.DState
-	X, B, C := linear(b, x, l.wx), linear(b, x, l.wb), linear(b, x, l.wc)
+	X := linear(b, x, l.wx)
+	B, C, dt := narrowProjections(b, x, l.wb, l.wc, l.wdt, l.dtBias)
 	if c.Conv {
 		X = causalConv(b, st, "conv_x", X, l.convX, c.ConvKernel)
 		B = causalConv(b, st, "conv_B", B, l.convB, c.ConvKernel)
 		C = causalConv(b, st, "conv_C", C, l.convC, c.ConvKernel)
 	}
-	dt := stepSizes(b, x, l.wdt, l.dtBias)
 	B, C = b.Reshape(B, bs, t, g, n), b.Reshape(C, bs, t, g, n) // [b,t,g,n]
 	if c.Rope {
 		r := ropeAt(l.rope, st)
