@@ -26,6 +26,8 @@ var Catalog = []OpInfo{
 	{"mul", "x ⊙ y, same shapes"},
 	{"gated_silu", "x ⊙ silu(z), the SwiGLU and Mamba2 gate"},
 	{"linear", "bias-free projection x W over any leading axes"},
+	{"linear_cat", "x [W_1 | W_2 | …], several projections of x in one product (SSD's B, C, dt)"},
+	{"columns", "x's columns [lo, hi) along the last axis, one part of linear_cat"},
 	{"add_bias", "x + b along the last axis (SSD dt_bias)"},
 	{"repeat_heads", "B, C groups repeated to heads (WM listing 4)"},
 	{"doge_bias", "exp(A * softplus(dt)), the doge dynamic mask"},
