@@ -2,6 +2,7 @@ package wmcli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -312,4 +313,54 @@ func scaling(b *strings.Builder, rows []benchRow) {
 		parts = append(parts, s)
 	}
 	fmt.Fprintf(b, "- **Scaling, training tokens/s at %d threads ÷ at 1:** %s.\n", maxThreads, strings.Join(parts, "; "))
+}
+
+// blasCoreNote says which OpenBLAS kernels wm and the peer ran (both load
+// the same libopenblas, which picks its kernels from the CPU or from
+// OPENBLAS_CORETYPE) and names the rows where the two differ: there the
+// comparison is not like for like.
+func blasCoreNote(rows []benchRow) string {
+	var wm, peer []string
+	var differ []string
+	for _, r := range rows {
+		wm = appendNew(wm, coreName(r.WM.BLASCore))
+		if r.Peer.Train == 0 && r.Peer.Eval == 0 {
+			continue // no peer ran
+		}
+		peer = appendNew(peer, coreName(r.Peer.BLASCore))
+		if r.WM.BLASCore != r.Peer.BLASCore {
+			differ = append(differ, r.label())
+		}
+	}
+	s := "OpenBLAS kernels: wm " + strings.Join(wm, ", ")
+	if len(peer) > 0 {
+		s += "; peer " + strings.Join(peer, ", ")
+	}
+	if v := os.Getenv("OPENBLAS_CORETYPE"); v != "" {
+		s += " (named by OPENBLAS_CORETYPE=" + v + ")"
+	} else {
+		s += " (chosen by OpenBLAS from the CPU)"
+	}
+	if len(differ) > 0 {
+		return s + ". **Not like for like:** the two sides ran different kernels in " + strings.Join(differ, "; ") + "."
+	}
+	return s + "."
+}
+
+// appendNew appends s to list unless list has it.
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// coreName is a side's OpenBLAS kernels, or what it ran instead.
+func coreName(core string) string {
+	if core == "" {
+		return "not OpenBLAS"
+	}
+	return core
 }

@@ -102,3 +102,31 @@ func TestBenchProductCeiling(t *testing.T) {
 		t.Errorf("wm above its products alone passed the check:\n%s", got)
 	}
 }
+
+// The header names the OpenBLAS kernels of both sides, and the rows where
+// they differ, which are not like for like; rows without a peer count only
+// for wm's side.
+func TestBenchBLASCoreNote(t *testing.T) {
+	t.Setenv("OPENBLAS_CORETYPE", "")
+	row := func(pat, wm, peer string) benchRow {
+		return benchRow{Pattern: pat, Size: benchSize{D: 64, T: 256, B: 8}, Threads: 1,
+			WM: benchResult{Train: 2, BLASCore: wm}, Peer: benchResult{Train: 1, BLASCore: peer}}
+	}
+	same := []benchRow{row("(SM)4", "Cooperlake", "Cooperlake"), row("(AM)4", "Cooperlake", "Cooperlake")}
+	if got, want := blasCoreNote(same), "OpenBLAS kernels: wm Cooperlake; peer Cooperlake (chosen by OpenBLAS from the CPU)."; got != want {
+		t.Errorf("same kernels: got %q, want %q", got, want)
+	}
+	noPeer := row("(SE)3 IE", "Cooperlake", "")
+	noPeer.Peer = benchResult{}
+	mixed := append(same, row("(AM)4", "Cooperlake", "Haswell"), noPeer)
+	got := blasCoreNote(mixed)
+	for _, want := range []string{"wm Cooperlake; peer Cooperlake, Haswell", "**Not like for like:** the two sides ran different kernels in (AM)4 d64 t256 b8 ×1."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("mixed kernels: %q lacks %q", got, want)
+		}
+	}
+	t.Setenv("OPENBLAS_CORETYPE", "Haswell")
+	if got := blasCoreNote(same); !strings.Contains(got, "(named by OPENBLAS_CORETYPE=Haswell)") {
+		t.Errorf("forced kernels: %q does not say who named them", got)
+	}
+}

@@ -54,7 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "info":
-		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nfloat32 kernels: %s\nGo: %s, GOMAXPROCS %d\nops:\n", ops.BLASName, ops.KernelISA(), runtime.Version(), runtime.GOMAXPROCS(0))
+		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nfloat32 kernels: %s\nGo: %s, GOMAXPROCS %d\nops:\n", blasDescription(), ops.KernelISA(), runtime.Version(), runtime.GOMAXPROCS(0))
 		for _, o := range ops.Catalog {
 			fmt.Fprintf(stdout, "  %-17s %s\n", o.Name, o.What)
 		}
@@ -90,4 +90,18 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "wm: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// blasDescription names the BLAS and, for OpenBLAS, the kernels it runs
+// and who chose them, e.g. "openblas, Haswell kernels (OPENBLAS_CORETYPE)".
+func blasDescription() string {
+	core := ops.BLASCore()
+	if core == "" {
+		return ops.BLASName
+	}
+	who := "chosen by OpenBLAS from the CPU"
+	if v := os.Getenv("OPENBLAS_CORETYPE"); v != "" {
+		who = "named by OPENBLAS_CORETYPE=" + v
+	}
+	return fmt.Sprintf("%s, %s kernels (%s)", ops.BLASName, core, who)
 }

@@ -4,7 +4,8 @@ with the paper's dynamic mask, M SwiGLU MLP, E CDMoE), the same shapes and
 defaults, timed the same way (one warm-up, then reps training steps with
 AdamW, and reps forward passes without gradients), in float32 on the CPU.
 
-Prints one JSON line: {"train": tokens/s, "eval": tokens/s, "rss_mb": peak}.
+Prints one JSON line: {"train": tokens/s, "eval": tokens/s, "rss_mb": peak,
+"blas_core": OpenBLAS's kernels, ...}.
 Run by `wm bench` with /usr/bin/python3 (Debian's python3-torch); not part
 of the library.
 """
@@ -264,6 +265,19 @@ class Model(nn.Module):
         return loss
 
 
+def openblas_core():
+    """The kernels OpenBLAS chose (openblas_get_corename), as wm bench-one
+    reports its own: torch's products go to the same Debian libopenblas, and
+    both sides must run the same ones. "" when torch uses another BLAS."""
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pattern", required=True)
@@ -301,6 +315,7 @@ def main():
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["params"] = sum(p.numel() for p in m.parameters())
     out["torch"] = torch.__version__
+    out["blas_core"] = openblas_core()
     print(json.dumps(out))
 
 
