@@ -692,6 +692,7 @@ func setKernelLevel(most int) int {
 	avx2 := most >= levelAVX2
 	rmsnormAVX2(avx2)
 	ssdRowsAVX2(avx2)
+	ssdBackRowsAVX2(avx2)
 	ropeAVX2(avx2)
 	return int(C.wm_set_level(C.int(most)))
 }

@@ -46,6 +46,9 @@ func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []flo
 func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float64, est int, D, x []float32, L, hb, p int) {
 	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p)
 }
+func ssdRowsDotScale32(dots []float64, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scale []float32, ssi, ssj, L, hb, p int, add bool) {
+	ssdRowsDotScaleGo(dots, a, lda, b, ldb, c, ldc, scale, ssi, ssj, L, hb, p, add)
+}
 func ropeRows32(dst, x []float32, cos, sin []float64, lo, hi, t, h, d int, sign float64) {
 	ropeRowsGo(dst, x, cos, sin, lo, hi, t, h, d, sign)
 }

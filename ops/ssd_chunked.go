@@ -261,33 +261,32 @@ func ssdUnitStates[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], nc int) []
 func ssdStatePassingBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], H, dH, dHin []T, s0, L int) {
 	k, pn := u.k, u.k.p*u.k.n
 	Bc, dBc := a.B[u.bo+s0*u.ldbc:], d.B[u.dbo+s0*u.lddbc:]
+	// dHin = E·dH and dE = dH·H, each head's state as one row of p·n.
+	for j := 0; j < u.hb; j++ {
+		c.scale[j] = T(c.E[j])
+	}
+	ssdRowsDotScale(c.dots, dH, 0, H, 0, dHin, 0, c.scale, 0, 1, 1, u.hb, pn, false)
 	for j := 0; j < u.hb; j++ {
 		dcum := c.vec(c.dcum, j)
 		clear(dcum[:L])
-		E := c.E[j]
-		hs, dhs, dhin := H[j*pn:(j+1)*pn], dH[j*pn:(j+1)*pn], dHin[j*pn:(j+1)*pn]
-		var dE float64
-		for q, dv := range dhs {
-			dhin[q] = T(E) * dv
-			dE += float64(dv) * float64(hs[q])
-		}
-		dcum[L-1] += dE * E
+		dcum[L-1] += c.dots[j] * c.E[j]
 	}
 	gemm(false, true, L, u.P, k.n, 1, Bc, u.ldbc, dH, k.n, 0, c.dW, u.P)
 	gemm(false, false, L, k.n, u.P, 1, c.W, u.P, dH, k.n, 1, dBc, u.lddbc)
+	// dU = w·dW and dw = dW·U per token and head; w_i = exp(cum_last −
+	// cum_i), so w·dw goes to both ends of the span.
+	for j := 0; j < u.hb; j++ {
+		for i, w := range c.vec(c.w, j)[:L] {
+			c.scale[j*c.chunk+i] = T(w)
+		}
+	}
+	ssdRowsDotScale(c.dots, c.dW, u.P, c.U, u.P, c.dU, u.P, c.scale, 1, c.chunk, L, u.hb, k.p, false)
 	for j := 0; j < u.hb; j++ {
 		dcum, ws := c.vec(c.dcum, j), c.vec(c.w, j)
 		for i := 0; i < L; i++ {
-			w := ws[i]
-			o := i*u.P + j*k.p
-			dW, U, dU := c.dW[o:o+k.p], c.U[o:o+k.p], c.dU[o:o+k.p]
-			var dw float64
-			for q, dv := range dW {
-				dw += float64(dv) * float64(U[q])
-				dU[q] = T(w) * dv
-			}
-			dcum[L-1] += dw * w
-			dcum[i] -= dw * w
+			dw := c.dots[j*L+i] * ws[i]
+			dcum[L-1] += dw
+			dcum[i] -= dw
 		}
 	}
 }
@@ -298,24 +297,18 @@ func ssdStatePassingBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T
 // chunks always did.
 func ssdDecayBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], s0, L int, dA []float64) {
 	k := u.k
+	// U = dt·x: dx += dt·dU and ddt = dU·x per token and head.
+	xo, dto := u.xo+s0*u.ldx, u.do+s0*k.h
+	ssdRowsDotScale(c.dots, c.dU, u.P, a.x[xo:], u.ldx, d.x[xo:], u.ldx, a.dt[dto:], k.h, 1, L, u.hb, k.p, true)
 	for j := 0; j < u.hb; j++ {
 		A := float64(a.A[u.h0+j])
 		dcum := c.vec(c.dcum, j)
 		var da float64
 		for r := L - 1; r >= 0; r-- {
 			da += dcum[r]
-			dto := u.do + j + (s0+r)*k.h
-			dtv := float64(a.dt[dto])
-			o := u.xo + (s0+r)*u.ldx + j*k.p
-			xr, dxr := a.x[o:o+k.p], d.x[o:o+k.p]
-			// U = dt*x: dx += dt*dU, ddt += dU·x
-			var ddt float64
-			for q, uv := range c.dU[r*u.P+j*k.p : r*u.P+(j+1)*k.p] {
-				ddt += float64(uv) * float64(xr[q])
-				dxr[q] += T(dtv) * uv
-			}
-			d.dt[dto] += T(ddt + da*A)
-			dA[j] += da * dtv
+			o := dto + j + r*k.h
+			d.dt[o] += T(c.dots[j*L+r] + da*A)
+			dA[j] += da * float64(a.dt[o])
 		}
 	}
 }
@@ -334,16 +327,14 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 		copy(c.dY[i*u.P:(i+1)*u.P], g[o:o+u.P])
 	}
 	if a.D != nil {
+		// The skip term D·x: dx += D·dY, and the chunk's dD sums dY·x over
+		// its tokens in order.
+		o := u.xo + s0*u.ldx
+		ssdRowsDotScale(c.dots, g[o:], u.ldx, a.x[o:], u.ldx, d.x[o:], u.ldx, a.D[u.h0:], 0, 1, L, u.hb, k.p, true)
 		for j := 0; j < u.hb; j++ {
-			Dh := a.D[u.h0+j]
-			var dDc float64 // the chunk's dD, summed in the order of the loop
-			for i := 0; i < L; i++ {
-				o := u.xo + (s0+i)*u.ldx + j*k.p
-				xr, dxr := a.x[o:o+k.p], d.x[o:o+k.p]
-				for q, gv := range g[o : o+k.p] {
-					dDc += float64(gv) * float64(xr[q])
-					dxr[q] += Dh * gv
-				}
+			var dDc float64
+			for _, v := range c.dots[j*L : (j+1)*L] {
+				dDc += v
 			}
 			dD[j] += dDc
 		}
@@ -371,18 +362,17 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 	gemm(true, false, L, k.n, L, 1, dGs, L, Cc, u.ldbc, 1, dBc, u.lddbc)
 	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
 	gemm(false, true, L, u.P, k.n, 1, Cc, u.ldbc, H, k.n, 0, c.tmp, u.P)
+	// de = dY·(C Hᵀ), then dY becomes e·dY, in place.
+	for j := 0; j < u.hb; j++ {
+		for i, e := range c.vec(c.e, j)[:L] {
+			c.scale[j*c.chunk+i] = T(e)
+		}
+	}
+	ssdRowsDotScale(c.dots, c.dY, u.P, c.tmp, u.P, c.dY, u.P, c.scale, 1, c.chunk, L, u.hb, k.p, false)
 	for j := 0; j < u.hb; j++ {
 		es, dcum := c.vec(c.e, j), c.vec(c.dcum, j)
 		for i := 0; i < L; i++ {
-			e := es[i]
-			o := i*u.P + j*k.p
-			dy, tm := c.dY[o:o+k.p], c.tmp[o:o+k.p]
-			var de float64
-			for q, yv := range dy {
-				de += float64(yv) * float64(tm[q])
-				dy[q] = yv * T(e)
-			}
-			dcum[i] += de * e
+			dcum[i] += c.dots[j*L+i] * es[i]
 		}
 	}
 	gemm(true, false, u.P, k.n, L, 1, c.dY, u.P, Cc, u.ldbc, 1, dHin, k.n)

@@ -89,6 +89,10 @@ type ssdChunk[T floats] struct {
 	dGs                []T       // [L,L] Σ_j dG_j
 	U, W, tmp, Yc      []T       // [L, hb·p]: dt·x; exp(cum_last − cum_j)·U_j; C Hᵀ; the diagonal block's output
 	dU, dY, dW         []T       // [L, hb·p]
+	// The backward's row passes: dots [hb·chunk] their float64 dot products,
+	// scale [hb·chunk] their float32 factors (ssdRowsDotScale).
+	dots  []float64
+	scale []T
 }
 
 // newSSDChunk takes the workspace of a unit of hb heads from the scratch
@@ -110,6 +114,7 @@ func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 		c.dcum = scratchUninit[float64](hb * ch)
 		c.seg, c.dG, c.dGs = scratchUninit[T](hb*cc), scratchUninit[T](hb*cc), scratchUninit[T](cc)
 		c.dU, c.dY, c.dW = scratchUninit[T](wide), scratchUninit[T](wide), scratchUninit[T](wide)
+		c.dots, c.scale = scratchUninit[float64](hb*ch), scratchUninit[T](hb*ch)
 	} else {
 		c.Yc = scratchUninit[T](wide)
 	}
@@ -117,10 +122,10 @@ func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 }
 
 func (c *ssdChunk[T]) release() {
-	for _, s := range [][]T{c.G, c.Gm, c.seg, c.dG, c.dGs, c.U, c.W, c.tmp, c.Yc, c.dU, c.dY, c.dW} {
+	for _, s := range [][]T{c.G, c.Gm, c.seg, c.dG, c.dGs, c.U, c.W, c.tmp, c.Yc, c.dU, c.dY, c.dW, c.scale} {
 		releaseScratch(s)
 	}
-	for _, s := range [][]float64{c.cum, c.r, c.e, c.w, c.dcum, c.E, c.segRow} {
+	for _, s := range [][]float64{c.cum, c.r, c.e, c.w, c.dcum, c.E, c.segRow, c.dots} {
 		releaseScratch(s)
 	}
 }

@@ -1,0 +1,134 @@
+//go:build openblas
+
+package ops
+
+// With the openblas build tag (cgo), the SSD backward's float32 row passes
+// (ssd_backrows.go) run in C: each row's dot product in dot8's eight
+// float64 lanes, folded in dot8's order, and the scaled copy or update as
+// one float32 multiply (and add) per value with no fused multiply-add, so C
+// and Go agree to the bit (TestSSDBackRowsMatchGo, both variants). The AVX2
+// variant holds the eight lanes in two four-lane registers; its fused
+// multiply-adds give the same sums because a float32 product is exact in
+// float64. Like the SSD's other row kernels it runs at the AVX-512 level
+// too: the rows are 16 to 64 values long.
+
+/*
+// cgo joins the CFLAGS of all the package's files and the last -O wins:
+// every file says -O3 (see activations_openblas.go).
+#cgo CFLAGS: -O3
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#include <stddef.h>
+
+static inline double wm_fold8(const double *l) {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+static void wm_rows_dot_scale_any(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                                  float *c, ptrdiff_t ldc, const float *s, ptrdiff_t ssi, ptrdiff_t ssj,
+                                  ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, int add) {
+	for (ptrdiff_t j = 0; j < hb; j++)
+		for (ptrdiff_t i = 0; i < L; i++) {
+			const float *ar = a + i * lda + j * p, *br = b + i * ldb + j * p;
+			float *cr = c + i * ldc + j * p; // may be ar: the dot reads the row first
+			double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+			ptrdiff_t q = 0;
+			for (; q + 8 <= p; q += 8)
+				for (int k = 0; k < 8; k++) l[k] += (double)ar[q + k] * (double)br[q + k];
+			for (int k = 0; q + k < p; k++) l[k] += (double)ar[q + k] * (double)br[q + k];
+			dots[j * L + i] = wm_fold8(l);
+			const float sv = s[i * ssi + j * ssj];
+			if (add)
+				for (q = 0; q < p; q++) cr[q] += sv * ar[q];
+			else
+				for (q = 0; q < p; q++) cr[q] = sv * ar[q];
+		}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+__attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
+	double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+	const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, int add) {
+	for (ptrdiff_t j = 0; j < hb; j++)
+		for (ptrdiff_t i = 0; i < L; i++) {
+			const float *ar = a + i * lda + j * p, *br = b + i * ldb + j * p;
+			float *cr = c + i * ldc + j * p;
+			__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd(); // lanes 0-3 and 4-7
+			ptrdiff_t q = 0;
+			for (; q + 8 <= p; q += 8) {
+				__m256 av = _mm256_loadu_ps(ar + q), bv = _mm256_loadu_ps(br + q);
+				lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(av)),
+				                     _mm256_cvtps_pd(_mm256_castps256_ps128(bv)), lo);
+				hi = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(av, 1)),
+				                     _mm256_cvtps_pd(_mm256_extractf128_ps(bv, 1)), hi);
+			}
+			double l[8];
+			_mm256_storeu_pd(l, lo);
+			_mm256_storeu_pd(l + 4, hi);
+			for (int k = 0; q + k < p; k++) l[k] += (double)ar[q + k] * (double)br[q + k];
+			dots[j * L + i] = wm_fold8(l);
+			const float sv = s[i * ssi + j * ssj];
+			const __m256 sv8 = _mm256_set1_ps(sv);
+			for (q = 0; q + 8 <= p; q += 8) {
+				__m256 v = _mm256_mul_ps(sv8, _mm256_loadu_ps(ar + q));
+				if (add) v = _mm256_add_ps(_mm256_loadu_ps(cr + q), v);
+				_mm256_storeu_ps(cr + q, v);
+			}
+			if (add)
+				for (; q < p; q++) cr[q] += sv * ar[q];
+			else
+				for (; q < p; q++) cr[q] = sv * ar[q];
+		}
+}
+static int wm_sbr_has_avx2(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+#define wm_rows_dot_scale_avx2 wm_rows_dot_scale_any
+static int wm_sbr_has_avx2(void) { return 0; }
+#endif
+
+static int wm_sbr_avx2 = 0;
+static int wm_sbr_set_avx2(int on) {
+	wm_sbr_avx2 = on && wm_sbr_has_avx2();
+	return wm_sbr_avx2;
+}
+static void wm_rows_dot_scale(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
+                              ptrdiff_t ldc, const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb,
+                              ptrdiff_t p, int add) {
+	if (wm_sbr_avx2) wm_rows_dot_scale_avx2(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
+	else wm_rows_dot_scale_any(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
+}
+*/
+import "C"
+
+// ssdBackRowsAVX2 selects the AVX2 variant of the SSD backward's row kernel
+// (where the CPU has it) or the portable one, and says which is in use;
+// setKernelLevel calls it.
+func ssdBackRowsAVX2(on bool) bool {
+	v := 0
+	if on {
+		v = 1
+	}
+	return C.wm_sbr_set_avx2(C.int(v)) != 0
+}
+
+// ssdRowsDotScale32 is ssdRowsDotScaleGo on float32, in C.
+func ssdRowsDotScale32(dots []float64, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scale []float32, ssi, ssj, L, hb, p int, add bool) {
+	if L == 0 || hb == 0 || p == 0 {
+		return
+	}
+	// The last row's last value of each operand, so that a short slice
+	// panics here rather than C reading past it.
+	_, _, _ = a[(L-1)*lda+hb*p-1], b[(L-1)*ldb+hb*p-1], c[(L-1)*ldc+hb*p-1]
+	_, _ = scale[(L-1)*ssi+(hb-1)*ssj], dots[hb*L-1]
+	ad := 0
+	if add {
+		ad = 1
+	}
+	C.wm_rows_dot_scale(f64p(dots), f32p(a), C.ptrdiff_t(lda), f32p(b), C.ptrdiff_t(ldb), f32p(c), C.ptrdiff_t(ldc),
+		f32p(scale), C.ptrdiff_t(ssi), C.ptrdiff_t(ssj), C.ptrdiff_t(L), C.ptrdiff_t(hb), C.ptrdiff_t(p), C.int(ad))
+}

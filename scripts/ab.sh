@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A/B timing of one benchmark: the working tree against a git revision,
+# their test binaries run in turns so that the machine's drift falls on
+# both. Prints every run's ns/op and each side's median.
+#
+#   scripts/ab.sh REV BENCH [CPUS] [RUNS]
+#   scripts/ab.sh HEAD 'TrainStep/\(SM\)4/64x256x8/shards=1' 0 5
+#
+# REV: a commit (the baseline). BENCH: a -test.bench regular expression
+# (never '|' together with '/': Go then matches nothing). CPUS: the cores
+# to pin to with taskset (default 0; GOMAXPROCS is set to their count).
+# RUNS: alternations (default 5). Environment: PKG (default
+# ./experiments/train; ./ops for op benchmarks), BT (-test.benchtime,
+# default 20x), TAGS (default openblas). OpenBLAS's kernels are what the
+# environment gives (OPENBLAS_CORETYPE; `wm info` names them).
+set -euo pipefail
+rev=${1:?usage: ab.sh REV BENCH [CPUS] [RUNS]}
+bench=${2:?usage: ab.sh REV BENCH [CPUS] [RUNS]}
+cpus=${3:-0}
+runs=${4:-5}
+pkg=${PKG:-./experiments/train}
+bt=${BT:-20x}
+tags=${TAGS:-openblas}
+procs=$(awk -F, '{print NF}' <<<"$cpus")
+root=$(git rev-parse --show-toplevel)
+work=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+git -C "$root" worktree add --detach "$work/base" "$rev" >/dev/null
+(cd "$work/base" && go test -tags "$tags" -c -o "$work/a.test" "$pkg")
+(cd "$root" && go test -tags "$tags" -c -o "$work/b.test" "$pkg")
+run() { # binary -> ns/op
+	GOMAXPROCS=$procs taskset -c "$cpus" "$1" -test.run '^$' -test.bench "$bench" -test.benchtime "$bt" 2>&1 |
+		awk '/ns\/op/ {for (i = 1; i < NF; i++) if ($(i+1) == "ns/op") print $i}' | head -1
+}
+declare -a A B
+for ((i = 1; i <= runs; i++)); do
+	a=$(run "$work/a.test"); b=$(run "$work/b.test")
+	[[ -n $a && -n $b ]] || { echo "ab.sh: the benchmark $bench printed no ns/op" >&2; exit 1; }
+	A+=("$a"); B+=("$b")
+	awk -v i="$i" -v r="$rev" -v a="$a" -v b="$b" 'BEGIN {printf "run %d: %s %.2f ms   working tree %.2f ms\n", i, r, a/1e6, b/1e6}'
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+ma=$(median "${A[@]}"); mb=$(median "${B[@]}")
+awk -v r="$rev" -v a="$ma" -v b="$mb" 'BEGIN {printf "median: %s %.2f ms, working tree %.2f ms (%+.1f%%)\n", r, a/1e6, b/1e6, (b/a-1)*100}'
