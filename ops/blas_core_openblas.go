@@ -13,3 +13,17 @@ import "C"
 // 117 GFLOP/s on one core with the AVX2 (Haswell) kernels and 226 with the
 // AVX-512 ones. wm info and wm bench report it, for wm and for the peer.
 func BLASCore() string { return C.GoString(C.openblas_get_corename()) }
+
+// blasSmallKernels says whether OpenBLAS's kernels for this CPU include
+// the small-matrix ones gemmTall blocks its products for (tallRowBlock).
+var blasSmallKernels = hasSmallKernels(BLASCore())
+
+// hasSmallKernels says whether OpenBLAS's core (openblas_get_corename) has
+// sgemm's small-matrix kernels: in 0.3.21, the SkylakeX family.
+func hasSmallKernels(core string) bool {
+	switch core {
+	case "SkylakeX", "Cooperlake", "SapphireRapids":
+		return true
+	}
+	return false
+}

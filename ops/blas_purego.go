@@ -8,3 +8,8 @@ const BLASName = "gonum (pure Go)"
 // BLASCore names the BLAS's kernels for this CPU: "" in the pure-Go build,
 // whose gonum BLAS has one set.
 func BLASCore() string { return "" }
+
+// blasSmallKernels is false: gonum's BLAS has no small-matrix kernels that
+// gemmTall could block its products for.
+// (A variable, so that the tests can run the blocked path in any build.)
+var blasSmallKernels = false

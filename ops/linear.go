@@ -63,19 +63,14 @@ func (k linearKernel) backward(in []any, out, dOut any, dIn []any) error {
 }
 
 func linearForward[T floats](y []T, in [][]T, k linearKernel) {
-	x, w := in[0], in[1]
-	parallelRanges(k.rows(), func(_, lo, hi int) {
-		gemm(false, false, hi-lo, k.dout, k.din, 1, x[lo*k.din:], k.din, w, k.dout, 0, y[lo*k.dout:], k.dout)
-	})
+	gemmTall(false, k.rows(), k.dout, k.din, in[0], k.din, in[1], k.dout, 0, y, k.dout)
 }
 
 func linearBackward[T floats](d [][]T, dy []T, in [][]T, k linearKernel) {
 	x, w := in[0], in[1]
 	rows := k.rows()
 	// dx = dy wᵀ, by rows.
-	parallelRanges(rows, func(_, lo, hi int) {
-		gemm(false, true, hi-lo, k.din, k.dout, 1, dy[lo*k.dout:], k.dout, w, k.dout, 0, d[0][lo*k.din:], k.din)
-	})
+	gemmTall(true, rows, k.din, k.dout, dy, k.dout, w, k.dout, 0, d[0], k.din)
 	// dw = xᵀ dy, by output columns.
 	parallelRanges(k.dout, func(_, lo, hi int) {
 		gemm(true, false, k.din, hi-lo, rows, 1, x, k.din, dy[lo:], k.dout, 0, d[1][lo:], k.dout)

@@ -115,9 +115,7 @@ func linearCatForward[T floats](y []T, in [][]T, k linearCatKernel) {
 	x, n := in[0], k.total()
 	w := linearCatWeights(in[1:], k)
 	defer releaseScratch(w)
-	parallelRanges(k.rows(), func(_, lo, hi int) {
-		gemm(false, false, hi-lo, n, k.din, 1, x[lo*k.din:], k.din, w, n, 0, y[lo*n:], n)
-	})
+	gemmTall(false, k.rows(), n, k.din, x, k.din, w, n, 0, y, n)
 }
 
 func linearCatBackward[T floats](d [][]T, dy []T, in [][]T, k linearCatKernel) {
@@ -125,9 +123,7 @@ func linearCatBackward[T floats](d [][]T, dy []T, in [][]T, k linearCatKernel) {
 	w := linearCatWeights(in[1:], k)
 	defer releaseScratch(w)
 	// dx = dy wᵀ, by rows: one product over all the outputs.
-	parallelRanges(rows, func(_, lo, hi int) {
-		gemm(false, true, hi-lo, k.din, n, 1, dy[lo*n:], n, w, n, 0, d[0][lo*k.din:], k.din)
-	})
+	gemmTall(true, rows, k.din, n, dy, n, w, n, 0, d[0], k.din)
 	// dw = xᵀ dy side by side, by output columns, then copied out.
 	dw := scratchUninit[T](k.din * n)
 	defer releaseScratch(dw)

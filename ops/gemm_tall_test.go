@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// gemmTall computes the product, whether it runs whole or in row blocks
+// (the blocked path is forced on here, whatever this machine's BLAS):
+// every element within float32's rounding of a k-term sum of the float64
+// product, for untransposed and transposed right operands, a row count
+// that leaves a short last block, leading dimensions wider than the
+// operands (the columns past n untouched), beta 0 (c's old values ignored,
+// NaN included) and beta 1. (Not to the bit against one product: OpenBLAS's
+// AVX2 kernels round rows differently with the row count, as any split of
+// the rows does.)
+func TestGemmTallComputesTheProduct(t *testing.T) {
+	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	r := rand.New(rand.NewSource(5))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	for _, blocked := range []bool{false, true} {
+		blasSmallKernels = blocked
+		for _, c := range []struct{ m, n, k, extra int }{{2048, 176, 64, 0}, {1000, 64, 64, 3}, {333, 36, 64, 0}, {5, 64, 176, 1}} {
+			if blocked && c.m > 100 && tallRowBlock(c.n, c.k) == 0 {
+				t.Fatalf("m=%d n=%d k=%d: the case does not block", c.m, c.n, c.k)
+			}
+			for _, transB := range []bool{false, true} {
+				for _, beta := range []float32{0, 1} {
+					name := fmt.Sprintf("blocked=%v m=%d n=%d k=%d transB=%v beta=%v", blocked, c.m, c.n, c.k, transB, beta)
+					lda, ldc := c.k+c.extra, c.n+c.extra
+					ldb, bRows := c.n+c.extra, c.k
+					if transB {
+						ldb, bRows = c.k+c.extra, c.n
+					}
+					a, b, c0 := fill(c.m*lda), fill(bRows*ldb), fill(c.m*ldc)
+					if beta == 0 {
+						for i := range c0 {
+							if i%ldc < c.n {
+								c0[i] = float32(math.NaN())
+							}
+						}
+					}
+					got := append([]float32(nil), c0...)
+					gemmTall(transB, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
+					for i := 0; i < c.m; i++ {
+						for j := 0; j < ldc; j++ {
+							o := i*ldc + j
+							if j >= c.n {
+								if math.Float32bits(got[o]) != math.Float32bits(c0[o]) {
+									t.Fatalf("%s: c[%d][%d] past n changed: %v, was %v", name, i, j, got[o], c0[o])
+								}
+								continue
+							}
+							var want, mag float64
+							for q := 0; q < c.k; q++ {
+								var bv float32
+								if transB {
+									bv = b[j*ldb+q]
+								} else {
+									bv = b[q*ldb+j]
+								}
+								p := float64(a[i*lda+q]) * float64(bv)
+								want += p
+								mag += math.Abs(p)
+							}
+							if beta != 0 {
+								want += float64(beta) * float64(c0[o])
+								mag += math.Abs(float64(beta) * float64(c0[o]))
+							}
+							if diff := math.Abs(float64(got[o]) - want); !(diff <= float64(c.k+2)*0x1p-24*mag) {
+								t.Fatalf("%s: c[%d][%d] = %v, want %v (|Σ| of the terms %v)", name, i, j, got[o], want, mag)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGemmTall times a d_model-64 linear layer's products over 2048
+// tokens (forward x·w, input gradient dy·wᵀ), and those of the narrow B, C
+// and dt projections at d_model 256 over 4096, whole and as gemmTall runs
+// them, with the operands out of cache as in a step (a 32 MiB array is
+// written between iterations, untimed).
+func BenchmarkGemmTall(b *testing.B) {
+	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	small := blasSmallKernels
+	evict := make([]float32, 8<<20)
+	for _, s := range []struct {
+		name    string
+		n, k    int
+		transB  bool
+		rows    int
+		blocked bool
+	}{{"x·w 64x176", 176, 64, false, 2048, false}, {"x·w 64x176", 176, 64, false, 2048, true},
+		{"dy·wᵀ 176x64", 64, 176, true, 2048, false}, {"dy·wᵀ 176x64", 64, 176, true, 2048, true},
+		{"x·w 64x64", 64, 64, false, 2048, false}, {"x·w 64x64", 64, 64, false, 2048, true},
+		{"x·w 256x36 (d256 B, C, dt)", 36, 256, false, 4096, false}, {"x·w 256x36 (d256 B, C, dt)", 36, 256, false, 4096, true},
+		{"dy·wᵀ 36x256", 256, 36, true, 4096, false}, {"dy·wᵀ 36x256", 256, 36, true, 4096, true}} {
+		a := make([]float32, s.rows*s.k)
+		w := make([]float32, s.k*s.n)
+		c := make([]float32, s.rows*s.n)
+		for i := range a {
+			a[i] = float32(i%7) * 0.1
+		}
+		for i := range w {
+			w[i] = float32(i%5) * 0.1
+		}
+		ldb := s.n
+		if s.transB {
+			ldb = s.k
+		}
+		b.Run(fmt.Sprintf("%s/blocked=%v", s.name, s.blocked), func(b *testing.B) {
+			if s.blocked && !small {
+				b.Skip("this BLAS has no small-matrix kernels (ops.BLASCore)")
+			}
+			blasSmallKernels = s.blocked
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for j := range evict {
+					evict[j]++
+				}
+				b.StartTimer()
+				gemmTall(s.transB, s.rows, s.n, s.k, a, s.k, w, ldb, 0, c, s.n)
+			}
+			b.ReportMetric(2*float64(s.rows*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
