@@ -10,11 +10,12 @@ package ops
 // its operands out of cache, as they are in a step (BenchmarkGemmTall).
 
 // gemmTall computes c = a·op(b) + beta·c for a [m, k] (row-major, lda) and
-// op(b) [k, n] small (b [k, n] with ldb, or [n, k] when transB): in row
-// blocks of tallRowBlock(n, k) when this build's BLAS runs such blocks
-// faster, else as one product. When it blocks a transposed b it copies b
-// once into [k, n] (its small kernels gain only on untransposed operands).
-// Each element of c is still one sum over all of k, in one BLAS call.
+// op(b) [k, n] small (b [k, n] with ldb, or [n, k] when transB), its rows
+// split over the workers: in row blocks of tallRowBlock(n, k) when this
+// build's BLAS runs such blocks faster, else in one product per worker.
+// When it blocks a transposed b it copies b once into [k, n] (its small
+// kernels gain only on untransposed operands). Each element of c is one
+// sum over all of k, in one BLAS call.
 func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	blk := tallRowBlock(n, k)
 	if blk == 0 || m <= blk {
@@ -24,13 +25,8 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 		return
 	}
 	if transB {
-		bt := scratchUninit[T](k * n)
+		bt := transposedScratch(b, ldb, n, k)
 		defer releaseScratch(bt)
-		for i := 0; i < n; i++ {
-			for j, v := range b[i*ldb : i*ldb+k] {
-				bt[j*n+i] = v
-			}
-		}
 		b, ldb, transB = bt, n, false
 	}
 	parallelRanges((m+blk-1)/blk, func(_, lo, hi int) {
@@ -38,6 +34,36 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 			gemm(false, false, min(blk, m-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
 		}
 	})
+}
+
+// gemmTallSerial is gemmTall on the calling goroutine, for callers that
+// already run one product per worker (the MoE's experts).
+func gemmTallSerial[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	blk := tallRowBlock(n, k)
+	if blk == 0 || m <= blk {
+		gemm(false, transB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if transB {
+		bt := transposedScratch(b, ldb, n, k)
+		defer releaseScratch(bt)
+		b, ldb = bt, n
+	}
+	for r := 0; r < m; r += blk {
+		gemm(false, false, min(blk, m-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
+	}
+}
+
+// transposedScratch copies b [n, k] (leading dimension ldb) into a scratch
+// [k, n]; the caller releases it.
+func transposedScratch[T floats](b []T, ldb, n, k int) []T {
+	bt := scratchUninit[T](k * n)
+	for i := 0; i < n; i++ {
+		for j, v := range b[i*ldb : i*ldb+k] {
+			bt[j*n+i] = v
+		}
+	}
+	return bt
 }
 
 // tallRowBlock returns the rows of a block of a tall product with a small

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// gemmTall computes the product, whether it runs whole or in row blocks
+// gemmTall and gemmTallSerial compute the product, whether they run it whole or in row blocks
 // (the blocked path is forced on here, whatever this machine's BLAS):
 // every element within float32's rounding of a k-term sum of the float64
 // product, for untransposed and transposed right operands, a row count
@@ -48,35 +48,41 @@ func TestGemmTallComputesTheProduct(t *testing.T) {
 							}
 						}
 					}
-					got := append([]float32(nil), c0...)
-					gemmTall(transB, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
-					for i := 0; i < c.m; i++ {
-						for j := 0; j < ldc; j++ {
-							o := i*ldc + j
-							if j >= c.n {
-								if math.Float32bits(got[o]) != math.Float32bits(c0[o]) {
-									t.Fatalf("%s: c[%d][%d] past n changed: %v, was %v", name, i, j, got[o], c0[o])
+					for _, serial := range []bool{false, true} {
+						got := append([]float32(nil), c0...)
+						if serial {
+							gemmTallSerial(transB, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
+						} else {
+							gemmTall(transB, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
+						}
+						for i := 0; i < c.m; i++ {
+							for j := 0; j < ldc; j++ {
+								o := i*ldc + j
+								if j >= c.n {
+									if math.Float32bits(got[o]) != math.Float32bits(c0[o]) {
+										t.Fatalf("%s: c[%d][%d] past n changed: %v, was %v", name, i, j, got[o], c0[o])
+									}
+									continue
 								}
-								continue
-							}
-							var want, mag float64
-							for q := 0; q < c.k; q++ {
-								var bv float32
-								if transB {
-									bv = b[j*ldb+q]
-								} else {
-									bv = b[q*ldb+j]
+								var want, mag float64
+								for q := 0; q < c.k; q++ {
+									var bv float32
+									if transB {
+										bv = b[j*ldb+q]
+									} else {
+										bv = b[q*ldb+j]
+									}
+									p := float64(a[i*lda+q]) * float64(bv)
+									want += p
+									mag += math.Abs(p)
 								}
-								p := float64(a[i*lda+q]) * float64(bv)
-								want += p
-								mag += math.Abs(p)
-							}
-							if beta != 0 {
-								want += float64(beta) * float64(c0[o])
-								mag += math.Abs(float64(beta) * float64(c0[o]))
-							}
-							if diff := math.Abs(float64(got[o]) - want); !(diff <= float64(c.k+2)*0x1p-24*mag) {
-								t.Fatalf("%s: c[%d][%d] = %v, want %v (|Σ| of the terms %v)", name, i, j, got[o], want, mag)
+								if beta != 0 {
+									want += float64(beta) * float64(c0[o])
+									mag += math.Abs(float64(beta) * float64(c0[o]))
+								}
+								if diff := math.Abs(float64(got[o]) - want); !(diff <= float64(c.k+2)*0x1p-24*mag) {
+									t.Fatalf("%s serial=%v: c[%d][%d] = %v, want %v (|Σ| of the terms %v)", name, serial, i, j, got[o], want, mag)
+								}
 							}
 						}
 					}

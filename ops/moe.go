@@ -230,10 +230,10 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 	f := moeExpertPass[T]{X: scratchUninit[T](m * k.d), H1: scratchUninit[T](m * k.f), H3: scratchUninit[T](m * k.f),
 		A: scratchUninit[T](m * k.f), Y: scratchUninit[T](m * k.d)}
 	gatherRows(f.X, x, tokens, k.d)
-	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
-	gemm(false, false, m, k.f, k.d, 1, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
+	gemmTallSerial(false, m, k.f, k.d, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
+	gemmTallSerial(false, m, k.f, k.d, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
 	gatedSiLU(f.A, f.H3, f.H1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
-	gemm(false, false, m, k.d, k.f, 1, f.A, k.f, W2[e*df:], k.d, 0, f.Y, k.d)
+	gemmTallSerial(false, m, k.d, k.f, f.A, k.f, W2[e*df:], k.d, 0, f.Y, k.d)
 	return f
 }
 
@@ -288,7 +288,7 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	gemm(true, false, k.f, k.d, m, 1, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
 	dA := scratchUninit[T](m * k.f) // gemm with beta 0
 	defer releaseScratch(dA)
-	gemm(false, true, m, k.f, k.d, 1, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
+	gemmTallSerial(true, m, k.f, k.d, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
 	// dH1 = dA ⊙ H3 ⊙ silu'(H1); dH3 = dA ⊙ silu(H1): A = gatedSiLU(H3, H1).
 	dH1, dH3 := f.A, scratchUninit[T](m*k.f) // A is not read again; gatedSiLUGrad writes both whole
 	defer releaseScratch(dH3)
@@ -296,7 +296,7 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH1, k.f, 0, d[2][e*df:], k.f)
 	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH3, k.f, 0, d[3][e*df:], k.f)
 	// dX = dH1 W1ᵀ + dH3 W3ᵀ, scattered back per token by the caller.
-	gemm(false, true, m, k.d, k.f, 1, dH1, k.f, W1[e*df:], k.f, 0, f.X, k.d)
-	gemm(false, true, m, k.d, k.f, 1, dH3, k.f, W3[e*df:], k.f, 1, f.X, k.d)
+	gemmTallSerial(true, m, k.d, k.f, dH1, k.f, W1[e*df:], k.f, 0, f.X, k.d)
+	gemmTallSerial(true, m, k.d, k.f, dH3, k.f, W3[e*df:], k.f, 1, f.X, k.d)
 	return f.X
 }
