@@ -169,12 +169,12 @@ static double wm_exp_shift_sum_sse(float *dst, const float *src, ptrdiff_t n, fl
 	return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-// The causal softmax of rows (row r sees its first last0+r+1 entries; the
-// rest are zeroed), portable.
+// The causal softmax of rows (row r sees its first min(last0+r+1, n)
+// entries; the rest are zeroed), portable.
 static void wm_softmax_rows_sse(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
 		float *row = p + r * n;
-		ptrdiff_t vis = last0 + r + 1;
+		ptrdiff_t vis = last0 + r + 1 < n ? last0 + r + 1 : n;
 		float inv = (float)(1.0 / wm_exp_shift_sum_sse(row, row, vis, wm_row_max_sse(row, vis)));
 		for (ptrdiff_t j = 0; j < vis; j++) row[j] *= inv;
 		for (ptrdiff_t j = vis; j < n; j++) row[j] = 0;
@@ -343,7 +343,7 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_rows_avx2(float *p, p
                                                                       ptrdiff_t last0) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
 		float *row = p + r * n;
-		ptrdiff_t vis = last0 + r + 1, j = 0;
+		ptrdiff_t vis = last0 + r + 1 < n ? last0 + r + 1 : n, j = 0;
 		float m = wm_row_max_avx2(row, vis);
 		const __m256 inv = _mm256_set1_ps((float)(1.0 / wm_exp_shift_sum_avx2(row, row, vis, m)));
 		for (; j + 8 <= vis; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
@@ -530,7 +530,7 @@ WM_AVX512_ATTR static double wm_exp_shift_sum_avx512(float *dst, const float *sr
 WM_AVX512_ATTR static void wm_softmax_rows_avx512(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	for (ptrdiff_t r = 0; r < rows; r++) {
 		float *row = p + r * n;
-		ptrdiff_t vis = last0 + r + 1, j = 0;
+		ptrdiff_t vis = last0 + r + 1 < n ? last0 + r + 1 : n, j = 0;
 		float m = wm_row_max_avx512(row, vis);
 		const __m512 vi = _mm512_set1_ps((float)(1.0 / wm_exp_shift_sum_avx512(row, row, vis, m)));
 		for (; j + 16 <= vis; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), vi));

@@ -91,6 +91,10 @@ func route[T floats](logits []T, k routerKernel, backward bool) ([]float64, []bo
 	s, chosen := sv.s[:tokens*n], sv.chosen[:tokens*n]
 	parallelRanges(tokens, func(_, lo, hi int) {
 		idx := make([]int, n)
+		if l32, ok := any(logits).([]float32); ok {
+			routeTokens32(s[lo*n:hi*n], chosen[lo*n:hi*n], l32[lo*n:hi*n], idx, n, k.k)
+			return
+		}
 		for t := lo; t < hi; t++ {
 			routeToken(s[t*n:(t+1)*n], chosen[t*n:(t+1)*n], logits[t*n:(t+1)*n], idx, k.k)
 		}
@@ -162,6 +166,30 @@ func routeToken[T floats](s []float64, chosen []bool, logits []T, idx []int, k i
 	topK(idx, s, k)
 	for _, i := range idx[:k] {
 		chosen[i] = true
+	}
+}
+
+// routeTokens32 is routeToken for the float32 logits of consecutive
+// tokens: their softmax in float32, as the model's other softmaxes (the
+// float32 softmax rows: in C under the openblas build, one call for all the
+// tokens), each token's top-k chosen from it. routeToken's float64
+// exponentials, one call per token and expert, were a tenth of a (SH)3 AH
+// evaluation step at d_model 64; the gates are float32 either way.
+func routeTokens32(s []float64, chosen []bool, logits []float32, idx []int, n, k int) {
+	p := scratchUninit[float32](len(logits)) // written whole by the copy
+	defer releaseScratch(p)
+	copy(p, logits)
+	softmaxRows(p, len(logits)/n, n, n-1)
+	for t := 0; t < len(logits)/n; t++ {
+		st, ct := s[t*n:(t+1)*n], chosen[t*n:(t+1)*n]
+		for i, v := range p[t*n : (t+1)*n] {
+			st[i] = float64(v)
+			ct[i] = false
+		}
+		topK(idx, st, k)
+		for _, i := range idx[:k] {
+			ct[i] = true
+		}
 	}
 }
 

@@ -69,7 +69,8 @@ func softmaxBackwardRows[T floats](k causalSoftmaxKernel, dx, P, g []T) {
 }
 
 // softmaxRows applies causalSoftmax to rows consecutive rows of length n
-// of p, row r seeing keys 0..last0+r: in C under the openblas build for
+// of p, row r seeing keys 0..min(last0+r, n−1) (last0 = n−1: every row
+// sees all n, the router's softmax): in C under the openblas build for
 // float32 (softmaxRows32), row by row in Go otherwise.
 func softmaxRows[T floats](p []T, rows, n, last0 int) {
 	if p32, ok := any(p).([]float32); ok {
@@ -81,7 +82,7 @@ func softmaxRows[T floats](p []T, rows, n, last0 int) {
 
 func softmaxRowsGo[T floats](p []T, rows, n, last0 int) {
 	for r := 0; r < rows; r++ {
-		causalSoftmax(p[r*n:(r+1)*n], last0+r)
+		causalSoftmax(p[r*n:(r+1)*n], min(last0+r, n-1))
 	}
 }
 

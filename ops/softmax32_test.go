@@ -12,43 +12,49 @@ import (
 // float64 Go definitions, for rows whose visible part is shorter than,
 // equal to and longer than a vector, with tails of every length, scores
 // spread far enough for the exponential's clamps, and a hidden part that
-// must come out zero whatever it held.
+// must come out zero whatever it held; and for whole rows (last0 = n−1,
+// the router's), more of them than the row is long.
 func TestFloat32SoftmaxRowsMatchFloat64(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	for _, n := range []int{1, 3, 8, 9, 17, 64, 259} {
 		for _, spread := range []float64{1, 30} {
-			rows := min(n, 12)
-			last0 := n - rows
-			p32, p64 := make([]float32, rows*n), make([]float64, rows*n)
-			g32, g64 := make([]float32, rows*n), make([]float64, rows*n)
-			for i := range p32 {
-				p32[i], g32[i] = float32(spread*r.NormFloat64()), float32(r.NormFloat64())
-				p64[i], g64[i] = float64(p32[i]), float64(g32[i])
-			}
-			scores := append([]float64(nil), p64...)
-			softmaxRows32(p32, rows, n, last0)
-			softmaxRowsGo(p64, rows, n, last0)
-			for i := range p32 {
-				// float32 rounds s − max (relative 2⁻²⁴), which exp turns
-				// into a relative error of |s − max|·2⁻²⁴; the rest is the
-				// exponential's and the normalisation's few ulps.
-				row := scores[i/n*n : i/n*n+last0+i/n+1]
-				arg := math.Abs(scores[i] - maxOf(row))
-				if d := math.Abs(float64(p32[i]) - p64[i]); d > (arg*0x1p-24+1e-6)*p64[i]+1e-30 {
-					t.Fatalf("n=%d spread=%g: P[%d] = %g, float64 gives %g", n, spread, i, p32[i], p64[i])
+			for _, whole := range []bool{false, true} {
+				rows := min(n, 12)
+				last0 := n - rows
+				if whole {
+					rows, last0 = n+5, n-1
 				}
-			}
-			// the gradient through the float64 probabilities, rounded to float32 as the kernel reads them
-			for i := range p64 {
-				p64[i] = float64(p32[i])
-			}
-			d32, d64 := make([]float32, rows*n), make([]float64, rows*n)
-			softmaxGradRows32(d32, p32, g32, rows, n)
-			softmaxGradRowsGo(d64, p64, g64, rows, n)
-			for i := range d32 {
-				// d = P (g − Σ g P): the sum's float32 rounding times g's scale
-				if d := math.Abs(float64(d32[i]) - d64[i]); d > 1e-6*(math.Abs(d64[i])+p64[i]*4)+1e-30 {
-					t.Fatalf("%s: dS[%d] = %g, float64 gives %g", fmt.Sprintf("n=%d spread=%g", n, spread), i, d32[i], d64[i])
+				p32, p64 := make([]float32, rows*n), make([]float64, rows*n)
+				g32, g64 := make([]float32, rows*n), make([]float64, rows*n)
+				for i := range p32 {
+					p32[i], g32[i] = float32(spread*r.NormFloat64()), float32(r.NormFloat64())
+					p64[i], g64[i] = float64(p32[i]), float64(g32[i])
+				}
+				scores := append([]float64(nil), p64...)
+				softmaxRows32(p32, rows, n, last0)
+				softmaxRowsGo(p64, rows, n, last0)
+				for i := range p32 {
+					// float32 rounds s − max (relative 2⁻²⁴), which exp turns
+					// into a relative error of |s − max|·2⁻²⁴; the rest is the
+					// exponential's and the normalisation's few ulps.
+					row := scores[i/n*n : i/n*n+min(last0+i/n+1, n)]
+					arg := math.Abs(scores[i] - maxOf(row))
+					if d := math.Abs(float64(p32[i]) - p64[i]); d > (arg*0x1p-24+1e-6)*p64[i]+1e-30 {
+						t.Fatalf("n=%d spread=%g: P[%d] = %g, float64 gives %g", n, spread, i, p32[i], p64[i])
+					}
+				}
+				// the gradient through the float64 probabilities, rounded to float32 as the kernel reads them
+				for i := range p64 {
+					p64[i] = float64(p32[i])
+				}
+				d32, d64 := make([]float32, rows*n), make([]float64, rows*n)
+				softmaxGradRows32(d32, p32, g32, rows, n)
+				softmaxGradRowsGo(d64, p64, g64, rows, n)
+				for i := range d32 {
+					// d = P (g − Σ g P): the sum's float32 rounding times g's scale
+					if d := math.Abs(float64(d32[i]) - d64[i]); d > 1e-6*(math.Abs(d64[i])+p64[i]*4)+1e-30 {
+						t.Fatalf("%s: dS[%d] = %g, float64 gives %g", fmt.Sprintf("n=%d spread=%g", n, spread), i, d32[i], d64[i])
+					}
 				}
 			}
 		}
