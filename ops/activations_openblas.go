@@ -259,6 +259,7 @@ static void wm_ssd_mask_grad_sse(const float *gm, const float *seg, float *dG, d
 #ifdef WM_AVX2
 WM_KERNELS(_avx2, __attribute__((target("avx2,fma"))))
 #include <immintrin.h>
+#include "wm_dot8.h"
 
 // wm_exp8 is wm_exp on eight lanes, step by step: the clamps as selects that
 // let NaN through, the same constants, fused multiply-adds where GCC
@@ -369,14 +370,7 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float 
 		const float *pr = p + r * n, *gr = g + r * n;
 		float *dr = d + r * n;
 		__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-		ptrdiff_t j = 0;
-		for (; j + 8 <= n; j += 8) {
-			__m256 gv = _mm256_loadu_ps(gr + j), pv = _mm256_loadu_ps(pr + j);
-			s0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(gv)),
-			                     _mm256_cvtps_pd(_mm256_castps256_ps128(pv)), s0);
-			s1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(gv, 1)),
-			                     _mm256_cvtps_pd(_mm256_extractf128_ps(pv, 1)), s1);
-		}
+		ptrdiff_t j = wm_dot8_avx2(gr, pr, n, &s0, &s1);
 		double tail = 0;
 		for (; j < n; j++) tail += (double)gr[j] * (double)pr[j];
 		double sl[4];

@@ -92,3 +92,13 @@ func ulps32(got float32, want float64) float64 {
 	ulp := float64(math.Nextafter32(w, float32(math.Inf(1))) - w)
 	return math.Abs(float64(got)-want) / ulp
 }
+
+// spreadFloat32s draws n normal values scaled by 10^-3 … 10^3 in turn, so
+// that a kernel's sums mix values of very different sizes.
+func spreadFloat32s(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() * math.Pow(10, float64(i%7-3)))
+	}
+	return v
+}

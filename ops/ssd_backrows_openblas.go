@@ -7,7 +7,8 @@ package ops
 // float64 lanes, folded in dot8's order, and the scaled copy or update as
 // one float32 multiply (and add) per value with no fused multiply-add, so C
 // and Go agree to the bit (TestSSDBackRowsMatchGo, both variants). The AVX2
-// variant holds the eight lanes in two four-lane registers; its fused
+// variant holds the eight lanes in two four-lane registers (wm_dot8.h, the
+// softmax gradient's too); its fused
 // multiply-adds give the same sums because a float32 product is exact in
 // float64. Like the SSD's other row kernels it runs at the AVX-512 level
 // too: the rows are 16 to 64 values long.
@@ -48,6 +49,7 @@ static void wm_rows_dot_scale_any(double *dots, const float *a, ptrdiff_t lda, c
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
+#include "wm_dot8.h"
 __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 	double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
 	const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, int add) {
@@ -56,14 +58,7 @@ __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 			const float *ar = a + i * lda + j * p, *br = b + i * ldb + j * p;
 			float *cr = c + i * ldc + j * p;
 			__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd(); // lanes 0-3 and 4-7
-			ptrdiff_t q = 0;
-			for (; q + 8 <= p; q += 8) {
-				__m256 av = _mm256_loadu_ps(ar + q), bv = _mm256_loadu_ps(br + q);
-				lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(av)),
-				                     _mm256_cvtps_pd(_mm256_castps256_ps128(bv)), lo);
-				hi = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(av, 1)),
-				                     _mm256_cvtps_pd(_mm256_extractf128_ps(bv, 1)), hi);
-			}
+			ptrdiff_t q = wm_dot8_avx2(ar, br, p, &lo, &hi);
 			double l[8];
 			_mm256_storeu_pd(l, lo);
 			_mm256_storeu_pd(l + 4, hi);

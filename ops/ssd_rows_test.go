@@ -14,13 +14,7 @@ import (
 // values of very different scales.
 func TestSSDRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
-	fill := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(i%7-3)))
-		}
-		return v
-	}
+	fill := func(n int) []float32 { return spreadFloat32s(r, n) }
 	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 32, 0}, {64, 2, 32, 64}} {
 		P, ld, wst := c.hb*c.p, c.hb*c.p+c.extra, c.L+2
 		name := fmt.Sprintf("L=%d hb=%d p=%d ld=%d", c.L, c.hb, c.p, ld)
