@@ -7,11 +7,11 @@ package ops
 // float64 lanes, folded in dot8's order, and the scaled copy or update as
 // one float32 multiply (and add) per value with no fused multiply-add, so C
 // and Go agree to the bit (TestSSDBackRowsMatchGo, both variants). The AVX2
-// variant holds the eight lanes in two four-lane registers (wm_dot8.h, the
-// softmax gradient's too); its fused
-// multiply-adds give the same sums because a float32 product is exact in
-// float64. Like the SSD's other row kernels it runs at the AVX-512 level
-// too: the rows are 16 to 64 values long.
+// variant holds the eight lanes in two four-lane registers (wm_dot8.h, which
+// the softmax gradient uses too); its fused multiply-adds give the same sums
+// because a float32 product is exact in float64. Like the SSD's other row
+// kernels it runs at the AVX-512 level too: the rows are 16 to 64 values
+// long.
 
 /*
 // cgo joins the CFLAGS of all the package's files and the last -O wins:
