@@ -2,7 +2,6 @@ package wmcli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -336,11 +335,7 @@ func blasCoreNote(rows []benchRow) string {
 	if len(peer) > 0 {
 		s += "; peer " + strings.Join(peer, ", ")
 	}
-	if v := os.Getenv("OPENBLAS_CORETYPE"); v != "" {
-		s += " (named by OPENBLAS_CORETYPE=" + v + ")"
-	} else {
-		s += " (chosen by OpenBLAS from the CPU)"
-	}
+	s += " (" + blasChooser() + ")"
 	if len(differ) > 0 {
 		return s + ". **Not like for like:** the two sides ran different kernels in " + strings.Join(differ, "; ") + "."
 	}

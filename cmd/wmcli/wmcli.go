@@ -99,9 +99,15 @@ func blasDescription() string {
 	if core == "" {
 		return ops.BLASName
 	}
-	who := "chosen by OpenBLAS from the CPU"
+	return fmt.Sprintf("%s, %s kernels (%s)", ops.BLASName, core, blasChooser())
+}
+
+// blasChooser says who chose OpenBLAS's kernels in this process: OpenBLAS
+// from the CPU, or the environment's OPENBLAS_CORETYPE (which the
+// processes wm bench starts inherit).
+func blasChooser() string {
 	if v := os.Getenv("OPENBLAS_CORETYPE"); v != "" {
-		who = "named by OPENBLAS_CORETYPE=" + v
+		return "named by OPENBLAS_CORETYPE=" + v
 	}
-	return fmt.Sprintf("%s, %s kernels (%s)", ops.BLASName, core, who)
+	return "chosen by OpenBLAS from the CPU"
 }
