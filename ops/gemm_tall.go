@@ -27,12 +27,11 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 	if transB {
 		bt := transposedScratch(b, ldb, n, k)
 		defer releaseScratch(bt)
-		b, ldb, transB = bt, n, false
+		b, ldb = bt, n
 	}
 	parallelRanges((m+blk-1)/blk, func(_, lo, hi int) {
-		for r := lo * blk; r < min(hi*blk, m); r += blk {
-			gemm(false, false, min(blk, m-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
-		}
+		r0, r1 := lo*blk, min(hi*blk, m)
+		gemmTallSerial(false, r1-r0, n, k, a[r0*lda:], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
 }
 

@@ -275,12 +275,7 @@ func ssdStatePassingBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T
 	gemm(false, false, L, k.n, u.P, 1, c.W, u.P, dH, k.n, 1, dBc, u.lddbc)
 	// dU = w·dW and dw = dW·U per token and head; w_i = exp(cum_last −
 	// cum_i), so w·dw goes to both ends of the span.
-	for j := 0; j < u.hb; j++ {
-		for i, w := range c.vec(c.w, j)[:L] {
-			c.scale[j*c.chunk+i] = T(w)
-		}
-	}
-	ssdRowsDotScale(c.dots, c.dW, u.P, c.U, u.P, c.dU, u.P, c.scale, 1, c.chunk, L, u.hb, k.p, false)
+	ssdRowsDotScale(c.dots, c.dW, u.P, c.U, u.P, c.dU, u.P, c.scalesOf(c.w, L), 1, c.chunk, L, u.hb, k.p, false)
 	for j := 0; j < u.hb; j++ {
 		dcum, ws := c.vec(c.dcum, j), c.vec(c.w, j)
 		for i := 0; i < L; i++ {
@@ -363,12 +358,7 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 	// State read-out Y_i += e_i H C_i: dY scaled by e_i is dYe.
 	gemm(false, true, L, u.P, k.n, 1, Cc, u.ldbc, H, k.n, 0, c.tmp, u.P)
 	// de = dY·(C Hᵀ), then dY becomes e·dY, in place.
-	for j := 0; j < u.hb; j++ {
-		for i, e := range c.vec(c.e, j)[:L] {
-			c.scale[j*c.chunk+i] = T(e)
-		}
-	}
-	ssdRowsDotScale(c.dots, c.dY, u.P, c.tmp, u.P, c.dY, u.P, c.scale, 1, c.chunk, L, u.hb, k.p, false)
+	ssdRowsDotScale(c.dots, c.dY, u.P, c.tmp, u.P, c.dY, u.P, c.scalesOf(c.e, L), 1, c.chunk, L, u.hb, k.p, false)
 	for j := 0; j < u.hb; j++ {
 		es, dcum := c.vec(c.e, j), c.vec(c.dcum, j)
 		for i := 0; i < L; i++ {

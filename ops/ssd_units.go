@@ -130,6 +130,18 @@ func (c *ssdChunk[T]) release() {
 	}
 }
 
+// scalesOf writes the first L values of each head's block of the per-head
+// vector v into scale, as T (head j's at j·chunk), and returns scale: the
+// factors of ssdRowsDotScale.
+func (c *ssdChunk[T]) scalesOf(v []float64, L int) []T {
+	for j := 0; j < c.hb; j++ {
+		for i, x := range c.vec(v, j)[:L] {
+			c.scale[j*c.chunk+i] = T(x)
+		}
+	}
+	return c.scale
+}
+
 // vec is head j's block of a per-head vector.
 func (c *ssdChunk[T]) vec(s []float64, j int) []float64 { return s[j*c.chunk : (j+1)*c.chunk] }
 
