@@ -49,6 +49,12 @@ func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float
 func ssdRowsDotScale32(dots []float64, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scale []float32, ssi, ssj, L, hb, p int, add bool) {
 	ssdRowsDotScaleGo(dots, a, lda, b, ldb, c, ldc, scale, ssi, ssj, L, hb, p, add)
 }
+func moeScatterRows32(dst, rows []float32, tokens []int, g []float32, n, e, d int) {
+	moeScatterRowsGo(dst, rows, tokens, g, n, e, d)
+}
+func moeGateGrad32(dg, dY, dy, Y, g []float32, tokens []int, n, e, d int) {
+	moeGateGradGo(dg, dY, dy, Y, g, tokens, n, e, d)
+}
 func ropeRows32(dst, x []float32, cos, sin []float64, lo, hi, t, h, d int, sign float64) {
 	ropeRowsGo(dst, x, cos, sin, lo, hi, t, h, d, sign)
 }

@@ -201,18 +201,8 @@ func moeCombine[T floats](dst, g []T, experts []moeExpert[T], k moeKernel) {
 		clear(dst[lo*k.d : hi*k.d])
 		for e := range experts {
 			ex := &experts[e]
-			first := sort.SearchInts(ex.tokens, lo)
-			for r := first; r < len(ex.tokens) && ex.tokens[r] < hi; r++ {
-				t := ex.tokens[r]
-				scale := T(1)
-				if g != nil {
-					scale = g[t*k.n+e]
-				}
-				row, src := dst[t*k.d:(t+1)*k.d], ex.rows[r*k.d:(r+1)*k.d]
-				for j := range row {
-					row[j] += scale * src[j]
-				}
-			}
+			first, last := sort.SearchInts(ex.tokens, lo), sort.SearchInts(ex.tokens, hi)
+			moeScatterRows(dst, ex.rows[first*k.d:], ex.tokens[first:last], g, k.n, e, k.d)
 		}
 	})
 }
@@ -273,17 +263,9 @@ func (f moeExpertPass[T]) release() {
 func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, W3, W2 []T, d [][]T) []T {
 	m, df := len(tokens), k.d*k.f
 	// dg_te = <dy_t, Y_t>; dY = g_te dy_t.
-	dY := scratchUninit[T](m * k.d) // written whole by the loop below
+	dY := scratchUninit[T](m * k.d) // written whole by moeGateGrad
 	defer releaseScratch(dY)
-	for r, t := range tokens {
-		gt := g[t*k.n+e]
-		var dot float64
-		for j := 0; j < k.d; j++ {
-			dot += float64(dy[t*k.d+j]) * float64(f.Y[r*k.d+j])
-			dY[r*k.d+j] = gt * dy[t*k.d+j]
-		}
-		d[1][t*k.n+e] = T(dot)
-	}
+	moeGateGrad(d[1], dY, dy, f.Y, g, tokens, k.n, e, k.d)
 	// dW2 = Aᵀ dY; dA = dY W2ᵀ.
 	gemm(true, false, k.f, k.d, m, 1, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
 	dA := scratchUninit[T](m * k.f) // gemm with beta 0

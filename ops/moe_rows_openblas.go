@@ -1,0 +1,173 @@
+//go:build openblas
+
+package ops
+
+// With the openblas build tag (cgo), the routed MoE's float32 row passes
+// (moe_rows.go) run in C, one call per expert (and, for the combine, per
+// worker): the gate gradient's dot products in dot8's eight float64 lanes,
+// folded in dot8's order, and every scaled row as one float32 multiply (and
+// add) per value with no fused multiply-add, so C and Go agree to the bit
+// (TestMoERowsMatchGo, both variants). The AVX2 variant holds the eight
+// lanes in two four-lane registers (wm_dot8.h); it runs at the AVX-512
+// level too.
+
+/*
+// cgo joins the CFLAGS of all the package's files and the last -O wins:
+// every file says -O3 (see activations_openblas.go).
+#cgo CFLAGS: -O3
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#include <stddef.h>
+#include <stdint.h>
+
+static void wm_moe_scatter_any(float *dst, const float *rows, const int64_t *tok, ptrdiff_t m, const float *g,
+                               ptrdiff_t n, ptrdiff_t e, ptrdiff_t d) {
+	for (ptrdiff_t r = 0; r < m; r++) {
+		const float s = g ? g[tok[r] * n + e] : 1.0f;
+		float *o = dst + tok[r] * d;
+		const float *src = rows + r * d;
+		for (ptrdiff_t q = 0; q < d; q++) o[q] += s * src[q];
+	}
+}
+
+static void wm_moe_gate_grad_any(float *dg, float *dY, const float *dy, const float *Y, const float *g,
+                                 const int64_t *tok, ptrdiff_t m, ptrdiff_t n, ptrdiff_t e, ptrdiff_t d) {
+	for (ptrdiff_t r = 0; r < m; r++) {
+		const float *src = dy + tok[r] * d, *yr = Y + r * d;
+		float *out = dY + r * d;
+		double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		ptrdiff_t q = 0;
+		for (; q + 8 <= d; q += 8)
+			for (int k = 0; k < 8; k++) l[k] += (double)src[q + k] * (double)yr[q + k];
+		for (int k = 0; q + k < d; k++) l[k] += (double)src[q + k] * (double)yr[q + k];
+		dg[tok[r] * n + e] = (float)(((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+		const float gt = g[tok[r] * n + e];
+		for (q = 0; q < d; q++) out[q] = gt * src[q];
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#include "wm_dot8.h"
+__attribute__((target("avx2,fma"))) static void wm_moe_scatter_avx2(float *dst, const float *rows, const int64_t *tok,
+                                                                   ptrdiff_t m, const float *g, ptrdiff_t n,
+                                                                   ptrdiff_t e, ptrdiff_t d) {
+	for (ptrdiff_t r = 0; r < m; r++) {
+		const float s = g ? g[tok[r] * n + e] : 1.0f;
+		const __m256 s8 = _mm256_set1_ps(s);
+		float *o = dst + tok[r] * d;
+		const float *src = rows + r * d;
+		ptrdiff_t q = 0;
+		for (; q + 8 <= d; q += 8)
+			_mm256_storeu_ps(o + q, _mm256_add_ps(_mm256_loadu_ps(o + q), _mm256_mul_ps(s8, _mm256_loadu_ps(src + q))));
+		for (; q < d; q++) o[q] += s * src[q];
+	}
+}
+
+__attribute__((target("avx2,fma"))) static void wm_moe_gate_grad_avx2(float *dg, float *dY, const float *dy,
+                                                                     const float *Y, const float *g,
+                                                                     const int64_t *tok, ptrdiff_t m, ptrdiff_t n,
+                                                                     ptrdiff_t e, ptrdiff_t d) {
+	for (ptrdiff_t r = 0; r < m; r++) {
+		const float *src = dy + tok[r] * d, *yr = Y + r * d;
+		float *out = dY + r * d;
+		__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd(); // lanes 0-3 and 4-7
+		ptrdiff_t q = wm_dot8_avx2(src, yr, d, &lo, &hi);
+		double l[8];
+		_mm256_storeu_pd(l, lo);
+		_mm256_storeu_pd(l + 4, hi);
+		for (int k = 0; q + k < d; k++) l[k] += (double)src[q + k] * (double)yr[q + k];
+		dg[tok[r] * n + e] = (float)(((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+		const float gt = g[tok[r] * n + e];
+		const __m256 g8 = _mm256_set1_ps(gt);
+		for (q = 0; q + 8 <= d; q += 8) _mm256_storeu_ps(out + q, _mm256_mul_ps(g8, _mm256_loadu_ps(src + q)));
+		for (; q < d; q++) out[q] = gt * src[q];
+	}
+}
+static int wm_moe_has_avx2(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+#define wm_moe_scatter_avx2 wm_moe_scatter_any
+#define wm_moe_gate_grad_avx2 wm_moe_gate_grad_any
+static int wm_moe_has_avx2(void) { return 0; }
+#endif
+
+static int wm_moe_avx2 = 0;
+static int wm_moe_set_avx2(int on) {
+	wm_moe_avx2 = on && wm_moe_has_avx2();
+	return wm_moe_avx2;
+}
+static void wm_moe_scatter(float *dst, const float *rows, const int64_t *tok, ptrdiff_t m, const float *g, ptrdiff_t n,
+                           ptrdiff_t e, ptrdiff_t d) {
+	if (wm_moe_avx2) wm_moe_scatter_avx2(dst, rows, tok, m, g, n, e, d);
+	else wm_moe_scatter_any(dst, rows, tok, m, g, n, e, d);
+}
+static void wm_moe_gate_grad(float *dg, float *dY, const float *dy, const float *Y, const float *g, const int64_t *tok,
+                             ptrdiff_t m, ptrdiff_t n, ptrdiff_t e, ptrdiff_t d) {
+	if (wm_moe_avx2) wm_moe_gate_grad_avx2(dg, dY, dy, Y, g, tok, m, n, e, d);
+	else wm_moe_gate_grad_any(dg, dY, dy, Y, g, tok, m, n, e, d);
+}
+*/
+import "C"
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// moeRowsAVX2 selects the AVX2 variant of the MoE row kernels (where the
+// CPU has it) or the portable one, and says which is in use;
+// setKernelLevel calls it.
+func moeRowsAVX2(on bool) bool {
+	v := 0
+	if on {
+		v = 1
+	}
+	return C.wm_moe_set_avx2(C.int(v)) != 0
+}
+
+// tokensp is the address of tokens' first element as C's int64_t, which Go's
+// int is on the 64-bit platforms the C kernels are used on.
+func tokensp(tokens []int) *C.int64_t { return (*C.int64_t)(unsafe.Pointer(&tokens[0])) }
+
+// moeScatterRows32 is moeScatterRowsGo on float32, in C.
+func moeScatterRows32(dst, rows []float32, tokens []int, g []float32, n, e, d int) {
+	if strconv.IntSize != 64 {
+		moeScatterRowsGo(dst, rows, tokens, g, n, e, d)
+		return
+	}
+	m := len(tokens)
+	if m == 0 || d == 0 {
+		return
+	}
+	// Bounds the C loop relies on, checked here so that a bad slice panics
+	// in Go: every token's row of dst (and gate), and the m rows.
+	_ = rows[m*d-1]
+	for _, t := range tokens {
+		_ = dst[t*d+d-1]
+		if g != nil {
+			_ = g[t*n+e]
+		}
+	}
+	C.wm_moe_scatter(f32p(dst), f32p(rows), tokensp(tokens), C.ptrdiff_t(m), f32p(g), C.ptrdiff_t(n), C.ptrdiff_t(e), C.ptrdiff_t(d))
+}
+
+// moeGateGrad32 is moeGateGradGo on float32, in C.
+func moeGateGrad32(dg, dY, dy, Y, g []float32, tokens []int, n, e, d int) {
+	if strconv.IntSize != 64 {
+		moeGateGradGo(dg, dY, dy, Y, g, tokens, n, e, d)
+		return
+	}
+	m := len(tokens)
+	if m == 0 || d == 0 {
+		return
+	}
+	_, _ = dY[m*d-1], Y[m*d-1]
+	for _, t := range tokens {
+		_, _, _ = dy[t*d+d-1], dg[t*n+e], g[t*n+e]
+	}
+	C.wm_moe_gate_grad(f32p(dg), f32p(dY), f32p(dy), f32p(Y), f32p(g), tokensp(tokens), C.ptrdiff_t(m), C.ptrdiff_t(n), C.ptrdiff_t(e), C.ptrdiff_t(d))
+}
