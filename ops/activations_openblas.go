@@ -680,7 +680,7 @@ func init() { setKernelLevel(levelAVX512) }
 // variant the CPU has up to level most, and returns the level in effect.
 // The activations, softmax rows and log-sum-exp parts have all three
 // variants; the others (SSD masks and rows, RMSNorm, RoPE, softmax
-// gradient, MoE rows, CDMoE) run their AVX2 one at both higher levels. Tests and
+// gradient, MoE rows, Add and Mul, CDMoE) run their AVX2 one at both higher levels. Tests and
 // benchmarks call it to cover the variants.
 func setKernelLevel(most int) int {
 	avx2 := most >= levelAVX2
@@ -688,6 +688,7 @@ func setKernelLevel(most int) int {
 	ssdRowsAVX2(avx2)
 	ssdBackRowsAVX2(avx2)
 	moeRowsAVX2(avx2)
+	binaryAVX2(avx2)
 	ropeAVX2(avx2)
 	return int(C.wm_set_level(C.int(most)))
 }

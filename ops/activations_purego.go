@@ -49,6 +49,9 @@ func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float
 func ssdRowsDotScale32(dots []float64, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scale []float32, ssi, ssj, L, hb, p int, add bool) {
 	ssdRowsDotScaleGo(dots, a, lda, b, ldb, c, ldc, scale, ssi, ssj, L, hb, p, add)
 }
+func add32(y, a, b []float32)             { addVecGo(y, a, b) }
+func mul32(y, a, b []float32)             { mulVecGo(y, a, b) }
+func mulGrad32(da, db, g, a, b []float32) { mulGradVecGo(da, db, g, a, b) }
 func moeScatterRows32(dst, rows []float32, tokens []int, g []float32, n, e, d int) {
 	moeScatterRowsGo(dst, rows, tokens, g, n, e, d)
 }

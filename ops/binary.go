@@ -97,13 +97,9 @@ func binaryForward[T floats](op binaryOp, y []T, in [][]T) {
 		a, b := in[0][lo:hi][:len(y)], in[1][lo:hi][:len(y)] // lengths the compiler can see: no bounds checks
 		switch op {
 		case binaryAdd:
-			for i := range y {
-				y[i] = a[i] + b[i]
-			}
+			addVec(y, a, b)
 		case binaryMul:
-			for i := range y {
-				y[i] = a[i] * b[i]
-			}
+			mulVec(y, a, b)
 		case binaryGatedSiLU:
 			gatedSiLU(y, a, b)
 		}
@@ -120,14 +116,61 @@ func binaryBackward[T floats](op binaryOp, d [][]T, dy []T, in [][]T) {
 			copy(da, g)
 			copy(db, g)
 		case binaryMul:
-			for i := range g {
-				da[i] = g[i] * b[i]
-				db[i] = g[i] * a[i]
-			}
+			mulGradVec(da, db, g, a, b)
 		case binaryGatedSiLU:
 			gatedSiLUGrad(da, db, g, a, b)
 		}
 	})
+}
+
+// addVec sets y = a + b over len(y) (float32 in C under the openblas build).
+func addVec[T floats](y, a, b []T) {
+	if y32, ok := any(y).([]float32); ok {
+		add32(y32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	addVecGo(y, a, b)
+}
+
+func addVecGo[T floats](y, a, b []T) {
+	a, b = a[:len(y)], b[:len(y)]
+	for i := range y {
+		y[i] = a[i] + b[i]
+	}
+}
+
+// mulVec sets y = a ⊙ b over len(y) (float32 in C under the openblas build).
+func mulVec[T floats](y, a, b []T) {
+	if y32, ok := any(y).([]float32); ok {
+		mul32(y32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	mulVecGo(y, a, b)
+}
+
+func mulVecGo[T floats](y, a, b []T) {
+	a, b = a[:len(y)], b[:len(y)]
+	for i := range y {
+		y[i] = a[i] * b[i]
+	}
+}
+
+// mulGradVec sets da = g ⊙ b and db = g ⊙ a, Mul's gradients, over len(g)
+// (float32 in C under the openblas build).
+func mulGradVec[T floats](da, db, g, a, b []T) {
+	if g32, ok := any(g).([]float32); ok {
+		mulGrad32(any(da).([]float32), any(db).([]float32), g32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	mulGradVecGo(da, db, g, a, b)
+}
+
+func mulGradVecGo[T floats](da, db, g, a, b []T) {
+	da, db, a, b = da[:len(g)], db[:len(g)], a[:len(g)], b[:len(g)]
+	for i := range g {
+		da[i] = g[i] * b[i]
+		db[i] = g[i] * a[i]
+	}
 }
 
 // gatedSiLU sets y = x·z·σ(z).
