@@ -177,7 +177,7 @@ func (m *Model) run(ids [][]int, st *DecodeState) (logits []float64, err error) 
 	}); err != nil {
 		return nil, err
 	}
-	vm := G.NewTapeMachine(b.G)
+	vm := ops.NewTapeMachine(b.G)
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		return nil, errors.Wrap(err, "forward: run")

@@ -166,7 +166,7 @@ func runGolden(t *testing.T, c *goldenCase, dt tensor.Dtype) {
 	if err != nil {
 		t.Fatalf("gradients: %+v", err)
 	}
-	vm := G.NewTapeMachine(g)
+	vm := NewTapeMachine(g) // the engine the model runners use
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		t.Fatalf("running: %+v", err)

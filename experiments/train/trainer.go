@@ -66,7 +66,7 @@ func compileShard(m *graph.Model, rows, seqLen int, withGrad bool) (*shard, laye
 		}
 		s.grads = grads
 	}
-	s.graph, s.vm = b.G, G.NewTapeMachine(b.G)
+	s.graph, s.vm = b.G, ops.NewTapeMachine(b.G)
 	return s, params, nil
 }
 

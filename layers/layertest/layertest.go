@@ -14,6 +14,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // Settings size a gradient check; a zero field is its default.
@@ -179,7 +180,7 @@ func objective(l layers.Sublayer, s Settings, x, w []float64) (*layers.Builder, 
 }
 
 func run(g *G.ExprGraph) error {
-	vm := G.NewTapeMachine(g)
+	vm := ops.NewTapeMachine(g)
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		return fmt.Errorf("layertest: run: %w", err)
