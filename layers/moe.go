@@ -61,9 +61,10 @@ func (c MoEConfig) Validate(field string) error {
 
 // MoE is the routed mixture of SwiGLU experts (SPEC §3; DeepSeekMoE eq.
 // 3–5): gates = TopKGates(x W_router), y = Σ gates·expert(x), with the
-// load-balancing loss (LoadBalanceLoss, weighted by BalanceCoef) added to the
-// model's loss. With shared > 0 it is MoE-SEI, shared expert isolation:
-// `shared` experts, one SwiGLU of width shared·d_ff, are always on.
+// load-balancing loss (LoadBalanceLoss, weighted by BalanceCoef; both from
+// one ops.Router) added to the model's loss. With shared > 0 it is MoE-SEI,
+// shared expert isolation: `shared` experts, one SwiGLU of width
+// shared·d_ff, are always on.
 type MoE struct {
 	cfg        MoEConfig
 	shape      Shape
@@ -118,10 +119,11 @@ func (l *MoE) ActiveParams() int64 {
 func (l *MoE) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	dims(b, x, l.Kind(), l.shape.DModel)
 	logits := linear(b, x, l.router) // [b,t,N]
-	gates := b.Must(ops.TopKGates(logits, l.cfg.TopK))
+	withLoss := l.cfg.BalanceCoef > 0 && st == nil
+	gates, loss, err := ops.Router(logits, l.cfg.TopK, withLoss) // one routing for both
+	b.Must(gates, err)
 	y := b.Must(ops.MoEExperts(x, gates, b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
-	if l.cfg.BalanceCoef > 0 && st == nil {
-		loss := b.Must(ops.LoadBalanceLoss(logits, l.cfg.TopK))
+	if withLoss {
 		b.AddAux(b.Must(G.Mul(b.Scalar(l.cfg.BalanceCoef), loss)))
 	}
 	if l.sharedMLP != nil {

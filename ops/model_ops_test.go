@@ -239,13 +239,72 @@ func TestRouterBackwardFromSave(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := grad(k)
-		if k.saved.fresh {
-			t.Errorf("loss=%v: the save outlived the backward that used it", loss)
+		if k.saved.routings != 1 {
+			t.Errorf("loss=%v: a forward and a backward on the same logits routed %d times, want once", loss, k.saved.routings)
 		}
 		stale := newK()
 		if err := stale.forward([]any{other}, out); err != nil {
 			t.Fatal(err)
 		}
-		assertSame(t, "router from the save", [][]float64{got, grad(stale)}, [][]float64{want, want})
+		// The same buffer with other values, as in the next step of a run:
+		// the save must not be used.
+		inPlace := newK()
+		buf := append([]float64(nil), other...)
+		if err := inPlace.forward([]any{buf}, out); err != nil {
+			t.Fatal(err)
+		}
+		copy(buf, logits)
+		dx := make([]float64, T*N)
+		if err := inPlace.backward([]any{buf}, out, dy, []any{dx}); err != nil {
+			t.Fatal(err)
+		}
+		assertSame(t, "router from the save", [][]float64{got, grad(stale), dx}, [][]float64{want, want, want})
+	}
+}
+
+// Router's gates and balance loss share one routing: a forward and a
+// backward of both route once, and give the values and gradients of
+// TopKGates and LoadBalanceLoss built apart.
+func TestRouterSharesOneRouting(t *testing.T) {
+	const T, N, K = 13, 6, 2
+	r := rand.New(rand.NewSource(10))
+	logits := randData(r, T*N, nil)
+	run := func(shared bool) (gates, loss, dLogits []float64) {
+		g := G.NewGraph()
+		x := tensorNode(g, "logits", logits, T, N)
+		var gn, ln *G.Node
+		var err error
+		if shared {
+			gn, ln, err = Router(x, K, true)
+		} else {
+			if gn, err = TopKGates(x, K); err == nil {
+				ln, err = LoadBalanceLoss(x, K)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := tensorNode(g, "w", randData(rand.New(rand.NewSource(11)), T*N, nil), T, N)
+		cost := G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(gn, w)))), ln))
+		if _, err := G.Grad(cost, x); err != nil {
+			t.Fatal(err)
+		}
+		vals := evaluate(t, g, gn, ln)
+		d, err := x.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared {
+			if sv := gn.Op().(fusedOp).k.(routerKernel).saved; sv.routings != 1 {
+				t.Errorf("a forward and backward of the gates and the loss routed %d times, want once", sv.routings)
+			}
+		}
+		return vals[0], vals[1], append([]float64(nil), d.Data().([]float64)...)
+	}
+	g1, l1, d1 := run(true)
+	g2, l2, d2 := run(false)
+	assertSame(t, "Router against TopKGates and LoadBalanceLoss", [][]float64{g1, l1, d1}, [][]float64{g2, l2, d2})
+	if _, _, err := Router(tensorNode(G.NewGraph(), "logits", logits, T, N), N+1, true); err == nil {
+		t.Error("Router with k > N gave no error")
 	}
 }

@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -39,6 +41,23 @@ func LoadBalanceLoss(logits *G.Node, k int) (*G.Node, error) {
 	return apply(routerKernel{shape: s, k: k, loss: true, saved: &routerSaved{}}, logits)
 }
 
+// Router is TopKGates(logits, k) and, when withLoss, LoadBalanceLoss(logits,
+// k) (else loss is nil), built so that the two share one routing: the
+// softmax and top-k choice are computed once per run of the graph, for
+// both ops and both their gradients, instead of once per op.
+func Router(logits *G.Node, k int, withLoss bool) (gates, loss *G.Node, err error) {
+	s, err := routerShape("router", logits, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	shared := &routerSaved{}
+	if gates, err = apply(routerKernel{shape: s, k: k, saved: shared}, logits); err != nil || !withLoss {
+		return gates, nil, err
+	}
+	loss, err = apply(routerKernel{shape: s.Clone(), k: k, loss: true, saved: shared}, logits)
+	return gates, loss, err
+}
+
 func routerShape(what string, logits *G.Node, k int) (tensor.Shape, error) {
 	s := logits.Shape()
 	if s.Dims() < 1 {
@@ -54,18 +73,25 @@ type routerKernel struct {
 	shape tensor.Shape
 	k     int
 	loss  bool
-	// saved is shared by the op and its gradient op: the routing its
-	// forward computed (not an attribute: no hash).
+	// saved is the routing last computed, shared by the op and its
+	// gradient op, and by the gates and the loss of one Router (not an
+	// attribute: no hash).
 	saved *routerSaved
 }
 
-// routerSaved is every token's softmax over the experts and its top-k
-// choice, from a router op's forward, for its backward in the same run on
-// the same logits (forwardSave).
+// routerSaved is a routing, every token's softmax over the experts and its
+// top-k choice, with the bits of the logits it was computed from. A router
+// op reuses it whenever its logits hold those bits (its forward's routing
+// in its backward; the gates' routing in the balance loss of the same
+// Router): the routing is a function of the logits' bits, so a reuse gives
+// what routing again would. A copy and a comparison of the logits cost a
+// few microseconds; routing them again, at d_model 64, a few percent of
+// a step per router op.
 type routerSaved struct {
-	forwardSave
-	s      []float64 // [tokens, N]
-	chosen []bool    // [tokens, N]
+	logits   []byte    // the bits of the logits routed, float32 or float64
+	s        []float64 // [tokens, N]
+	chosen   []bool    // [tokens, N]
+	routings int       // how many times route computed a routing (tests)
 }
 
 // releaseSaved is called by ReleaseBuffers.
@@ -75,20 +101,22 @@ func (k routerKernel) releaseSaved() {
 	}
 }
 
-// route returns every token's softmax and top-k choice: from the save of
-// this op's forward when the backward may use it, otherwise computed (in
-// parallel over tokens; each token's values do not depend on the split).
-// The forward saves what it computed.
-func route[T floats](logits []T, k routerKernel, backward bool) ([]float64, []bool) {
+// route returns every token's softmax and top-k choice: the save's when it
+// was computed from the same logits, bit for bit, otherwise computed (in
+// parallel over tokens; each token's values do not depend on the split)
+// and saved.
+func route[T floats](logits []T, k routerKernel) ([]float64, []bool) {
 	sv := k.saved
-	if backward && sv.take(logits) {
+	n, tokens := k.n(), k.tokens()
+	bits := floatBits(logits)
+	if len(sv.s) == tokens*n && bytes.Equal(sv.logits, bits) {
 		return sv.s, sv.chosen
 	}
-	n, tokens := k.n(), k.tokens()
 	if cap(sv.s) < tokens*n {
 		sv.s, sv.chosen = make([]float64, tokens*n), make([]bool, tokens*n)
 	}
-	s, chosen := sv.s[:tokens*n], sv.chosen[:tokens*n]
+	sv.s, sv.chosen = sv.s[:tokens*n], sv.chosen[:tokens*n]
+	s, chosen := sv.s, sv.chosen
 	parallelRanges(tokens, func(_, lo, hi int) {
 		idx := make([]int, n)
 		if l32, ok := any(logits).([]float32); ok {
@@ -99,10 +127,18 @@ func route[T floats](logits []T, k routerKernel, backward bool) ([]float64, []bo
 			routeToken(s[t*n:(t+1)*n], chosen[t*n:(t+1)*n], logits[t*n:(t+1)*n], idx, k.k)
 		}
 	})
-	if !backward {
-		sv.keep(logits)
-	}
+	sv.logits = append(sv.logits[:0], bits...)
+	sv.routings++
 	return s, chosen
+}
+
+// floatBits is v's memory as bytes (its values' bits, in order), without a
+// copy.
+func floatBits[T floats](v []T) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(v[0])))
 }
 
 func (k routerKernel) name() string {
@@ -200,9 +236,7 @@ func routerCounts(chosen []bool, k routerKernel) []float64 {
 	f := make([]float64, n)
 	for t := 0; t < tokens; t++ {
 		for i, c := range chosen[t*n : (t+1)*n] {
-			if c {
-				f[i]++
-			}
+			f[i] += float64(b2i(c)) // no branch: the choices are unpredictable
 		}
 	}
 	for i := range f {
@@ -213,7 +247,7 @@ func routerCounts(chosen []bool, k routerKernel) []float64 {
 
 func routerForward[T floats](y, logits []T, k routerKernel) {
 	n, tokens := k.n(), k.tokens()
-	s, chosen := route(logits, k, false)
+	s, chosen := route(logits, k)
 	if k.loss {
 		// P sums the tokens in order, as before the routing ran in parallel.
 		f, P := routerCounts(chosen, k), make([]float64, n)
@@ -242,7 +276,7 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 // with ds = dgates on the chosen experts (gates) or dL·f/T (loss).
 func routerBackward[T floats](dx, dy, logits []T, k routerKernel) {
 	n, tokens := k.n(), k.tokens()
-	s, chosen := route(logits, k, true)
+	s, chosen := route(logits, k)
 	var f []float64
 	if k.loss {
 		f = routerCounts(chosen, k)

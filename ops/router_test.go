@@ -34,11 +34,11 @@ func TestRouteFloat32MatchesFloat64(t *testing.T) {
 			for i := range other {
 				other[i] = float32(r.NormFloat64())
 			}
-			route(other, kern, false)
-			s32, c32 := route(l32, kern, false)
+			route(other, kern)
+			s32, c32 := route(l32, kern)
 			s32, c32 = append([]float64(nil), s32...), append([]bool(nil), c32...)
 			kern.saved = &routerSaved{}
-			s64, c64 := route(l64, kern, false)
+			s64, c64 := route(l64, kern)
 			name := fmt.Sprintf("n=%d spread=%g", n, spread)
 			for tk := 0; tk < tokens; tk++ {
 				row, p32, p64 := l64[tk*n:(tk+1)*n], s32[tk*n:(tk+1)*n], s64[tk*n:(tk+1)*n]
