@@ -212,8 +212,9 @@ func assertSame(t *testing.T, what string, got, want [][]float64) {
 }
 
 // The router ops' backward from the routing their forward saved equals one
-// that routes again, to the bit, for the gates and the balance loss; a save
-// for other logits is not used.
+// that routes again, to the bit, for the gates and the balance loss, and
+// routes once; a save for other logits, or for other values in the same
+// buffer, is not used.
 func TestRouterBackwardFromSave(t *testing.T) {
 	const T, N, K = 11, 5, 2
 	r := rand.New(rand.NewSource(9))

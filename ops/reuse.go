@@ -85,7 +85,8 @@ func overwritesGradients(k kernel) bool {
 
 // forwardSave is the bookkeeping of what a fused op's forward keeps for its
 // backward in the same run (CDMoE's activations and retrieval, the MoE
-// experts' activations, the router's choice, the SSD's chunk states): which
+// experts' activations, the SSD's chunk states; the router keys its save on
+// the logits' bits instead, see routerSaved): which
 // input buffers that forward ran on, and whether a backward has used the
 // save yet. A backward may use it only once, and only for the same buffers;
 // otherwise it computes what it needs again. A graph is never run by two
