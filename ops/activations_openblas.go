@@ -666,6 +666,15 @@ func f32p(s []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&s[0]))
 }
 
+// cbool is b as a C int, 1 or 0: the argument of the files' AVX2 switches
+// (wm_avx2_switch.h).
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // The kernel levels: the vector instructions the float32 C kernels may use.
 const (
 	levelSSE2   = 0

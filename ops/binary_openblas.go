@@ -14,6 +14,7 @@ package ops
 // every file says -O3 (see activations_openblas.go).
 #cgo CFLAGS: -O3
 #include <stddef.h>
+#include "wm_avx2_switch.h"
 
 #define WM_BINARY_KERNELS(SUFFIX, ATTR)                                                                          \
 	ATTR static void wm_add_##SUFFIX(float *y, const float *a, const float *b, ptrdiff_t n) {                   \
@@ -33,20 +34,11 @@ package ops
 WM_BINARY_KERNELS(any, )
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 WM_BINARY_KERNELS(avx2, __attribute__((target("avx2"))))
-static int wm_bin_has_avx2(void) {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2");
-}
 #else
 WM_BINARY_KERNELS(avx2, )
-static int wm_bin_has_avx2(void) { return 0; }
 #endif
 
-static int wm_bin_avx2 = 0;
-static int wm_bin_set_avx2(int on) {
-	wm_bin_avx2 = on && wm_bin_has_avx2();
-	return wm_bin_avx2;
-}
+WM_AVX2_SWITCH(wm_bin, 0)
 static void wm_add(float *y, const float *a, const float *b, ptrdiff_t n) {
 	if (wm_bin_avx2) wm_add_avx2(y, a, b, n);
 	else wm_add_any(y, a, b, n);
@@ -66,11 +58,7 @@ import "C"
 // CPU has it) or the portable one, and says which is in use;
 // setKernelLevel calls it.
 func binaryAVX2(on bool) bool {
-	v := 0
-	if on {
-		v = 1
-	}
-	return C.wm_bin_set_avx2(C.int(v)) != 0
+	return C.wm_bin_set_avx2(cbool(on)) != 0
 }
 
 // add32 sets y = a + b over len(y); a and b must be at least as long.

@@ -20,6 +20,8 @@ package ops
 #endif
 #include <stddef.h>
 #include <stdint.h>
+#include "wm_avx2_switch.h"
+#include "wm_dot8.h"
 
 static void wm_moe_scatter_any(float *dst, const float *rows, const int64_t *tok, ptrdiff_t m, const float *g,
                                ptrdiff_t n, ptrdiff_t e, ptrdiff_t d) {
@@ -36,20 +38,14 @@ static void wm_moe_gate_grad_any(float *dg, float *dY, const float *dy, const fl
 	for (ptrdiff_t r = 0; r < m; r++) {
 		const float *src = dy + tok[r] * d, *yr = Y + r * d;
 		float *out = dY + r * d;
-		double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-		ptrdiff_t q = 0;
-		for (; q + 8 <= d; q += 8)
-			for (int k = 0; k < 8; k++) l[k] += (double)src[q + k] * (double)yr[q + k];
-		for (int k = 0; q + k < d; k++) l[k] += (double)src[q + k] * (double)yr[q + k];
-		dg[tok[r] * n + e] = (float)(((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+		dg[tok[r] * n + e] = (float)wm_dot8_any(src, yr, d);
 		const float gt = g[tok[r] * n + e];
-		for (q = 0; q < d; q++) out[q] = gt * src[q];
+		for (ptrdiff_t q = 0; q < d; q++) out[q] = gt * src[q];
 	}
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
-#include "wm_dot8.h"
 __attribute__((target("avx2,fma"))) static void wm_moe_scatter_avx2(float *dst, const float *rows, const int64_t *tok,
                                                                    ptrdiff_t m, const float *g, ptrdiff_t n,
                                                                    ptrdiff_t e, ptrdiff_t d) {
@@ -72,34 +68,20 @@ __attribute__((target("avx2,fma"))) static void wm_moe_gate_grad_avx2(float *dg,
 	for (ptrdiff_t r = 0; r < m; r++) {
 		const float *src = dy + tok[r] * d, *yr = Y + r * d;
 		float *out = dY + r * d;
-		__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd(); // lanes 0-3 and 4-7
-		ptrdiff_t q = wm_dot8_avx2(src, yr, d, &lo, &hi);
-		double l[8];
-		_mm256_storeu_pd(l, lo);
-		_mm256_storeu_pd(l + 4, hi);
-		for (int k = 0; q + k < d; k++) l[k] += (double)src[q + k] * (double)yr[q + k];
-		dg[tok[r] * n + e] = (float)(((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+		dg[tok[r] * n + e] = (float)wm_dot8_whole_avx2(src, yr, d);
 		const float gt = g[tok[r] * n + e];
 		const __m256 g8 = _mm256_set1_ps(gt);
-		for (q = 0; q + 8 <= d; q += 8) _mm256_storeu_ps(out + q, _mm256_mul_ps(g8, _mm256_loadu_ps(src + q)));
+		ptrdiff_t q = 0;
+		for (; q + 8 <= d; q += 8) _mm256_storeu_ps(out + q, _mm256_mul_ps(g8, _mm256_loadu_ps(src + q)));
 		for (; q < d; q++) out[q] = gt * src[q];
 	}
-}
-static int wm_moe_has_avx2(void) {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 #else
 #define wm_moe_scatter_avx2 wm_moe_scatter_any
 #define wm_moe_gate_grad_avx2 wm_moe_gate_grad_any
-static int wm_moe_has_avx2(void) { return 0; }
 #endif
 
-static int wm_moe_avx2 = 0;
-static int wm_moe_set_avx2(int on) {
-	wm_moe_avx2 = on && wm_moe_has_avx2();
-	return wm_moe_avx2;
-}
+WM_AVX2_SWITCH(wm_moe, 1)
 static void wm_moe_scatter(float *dst, const float *rows, const int64_t *tok, ptrdiff_t m, const float *g, ptrdiff_t n,
                            ptrdiff_t e, ptrdiff_t d) {
 	if (wm_moe_avx2) wm_moe_scatter_avx2(dst, rows, tok, m, g, n, e, d);
@@ -122,11 +104,7 @@ import (
 // CPU has it) or the portable one, and says which is in use;
 // setKernelLevel calls it.
 func moeRowsAVX2(on bool) bool {
-	v := 0
-	if on {
-		v = 1
-	}
-	return C.wm_moe_set_avx2(C.int(v)) != 0
+	return C.wm_moe_set_avx2(cbool(on)) != 0
 }
 
 // tokensp is the address of tokens' first element as C's int64_t, which Go's

@@ -23,6 +23,7 @@ package ops
 #endif
 #include <math.h>
 #include <stddef.h>
+#include "wm_avx2_switch.h"
 
 // wm_rms_inv is invRMS: 1/sqrt(Σx²/d + eps) with Σ in four partial sums
 // (lane l takes x[j+l]; the tail goes to lane 0), added (s0+s1)+(s2+s3).
@@ -132,18 +133,12 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd_avx2(float *dx, const
 	}
 }
 
-static int wm_rms_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define wm_rmsnorm_fwd_avx2 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_bwd_avx2 wm_rmsnorm_bwd_any
-static int wm_rms_has_avx2(void) { return 0; }
 #endif
 
-static int wm_rms_avx2 = 0;
-static int wm_rms_set_avx2(int on) {
-	wm_rms_avx2 = on && wm_rms_has_avx2();
-	return wm_rms_avx2;
-}
+WM_AVX2_SWITCH(wm_rms, 0)
 static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps) {
 	if (wm_rms_avx2) wm_rmsnorm_fwd_avx2(y, x, w, rows, d, eps); else wm_rmsnorm_fwd_any(y, x, w, rows, d, eps);
 }
@@ -158,11 +153,7 @@ import "C"
 // rmsnormAVX2 selects the AVX2 variant of the RMSNorm kernels (where the CPU has it) or
 // the portable one, and says which is in use; setKernelLevel calls it.
 func rmsnormAVX2(on bool) bool {
-	v := 0
-	if on {
-		v = 1
-	}
-	return C.wm_rms_set_avx2(C.int(v)) != 0
+	return C.wm_rms_set_avx2(cbool(on)) != 0
 }
 
 // rmsnormForwardRows32 is rmsnormForwardRows on float32 rows, in C.

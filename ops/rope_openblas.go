@@ -16,6 +16,7 @@ package ops
 #pragma GCC optimize("fp-contract=off")
 #endif
 #include <stddef.h>
+#include "wm_avx2_switch.h"
 
 #define WM_ROPE(SUFFIX, ATTR)                                                                             \
 	ATTR static void wm_rope_rows##SUFFIX(float *dst, const float *x, const double *cos, const double *sin, \
@@ -41,17 +42,11 @@ WM_ROPE(_any, )
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 WM_ROPE(_avx2, __attribute__((target("avx2"))))
-static int wm_rope_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define wm_rope_rows_avx2 wm_rope_rows_any
-static int wm_rope_has_avx2(void) { return 0; }
 #endif
 
-static int wm_rope_avx2 = 0;
-static int wm_rope_set_avx2(int on) {
-	wm_rope_avx2 = on && wm_rope_has_avx2();
-	return wm_rope_avx2;
-}
+WM_AVX2_SWITCH(wm_rope, 0)
 static void wm_rope_rows(float *dst, const float *x, const double *cos, const double *sin, ptrdiff_t lo, ptrdiff_t hi,
                          ptrdiff_t t, ptrdiff_t h, ptrdiff_t d, double sign) {
 	if (wm_rope_avx2) wm_rope_rows_avx2(dst, x, cos, sin, lo, hi, t, h, d, sign);
@@ -63,11 +58,7 @@ import "C"
 // ropeAVX2 selects the AVX2 variant of the RoPE kernel (where the CPU has it) or
 // the portable one, and says which is in use; setKernelLevel calls it.
 func ropeAVX2(on bool) bool {
-	v := 0
-	if on {
-		v = 1
-	}
-	return C.wm_rope_set_avx2(C.int(v)) != 0
+	return C.wm_rope_set_avx2(cbool(on)) != 0
 }
 
 // ropeRows32 is ropeRowsGo on float32, in C.

@@ -21,10 +21,8 @@ package ops
 #pragma GCC optimize("fp-contract=off")
 #endif
 #include <stddef.h>
-
-static inline double wm_fold8(const double *l) {
-	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
-}
+#include "wm_avx2_switch.h"
+#include "wm_dot8.h"
 
 static void wm_rows_dot_scale_any(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
                                   float *c, ptrdiff_t ldc, const float *s, ptrdiff_t ssi, ptrdiff_t ssj,
@@ -33,23 +31,17 @@ static void wm_rows_dot_scale_any(double *dots, const float *a, ptrdiff_t lda, c
 		for (ptrdiff_t i = 0; i < L; i++) {
 			const float *ar = a + i * lda + j * p, *br = b + i * ldb + j * p;
 			float *cr = c + i * ldc + j * p; // may be ar: the dot reads the row first
-			double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-			ptrdiff_t q = 0;
-			for (; q + 8 <= p; q += 8)
-				for (int k = 0; k < 8; k++) l[k] += (double)ar[q + k] * (double)br[q + k];
-			for (int k = 0; q + k < p; k++) l[k] += (double)ar[q + k] * (double)br[q + k];
-			dots[j * L + i] = wm_fold8(l);
+			dots[j * L + i] = wm_dot8_any(ar, br, p);
 			const float sv = s[i * ssi + j * ssj];
 			if (add)
-				for (q = 0; q < p; q++) cr[q] += sv * ar[q];
+				for (ptrdiff_t q = 0; q < p; q++) cr[q] += sv * ar[q];
 			else
-				for (q = 0; q < p; q++) cr[q] = sv * ar[q];
+				for (ptrdiff_t q = 0; q < p; q++) cr[q] = sv * ar[q];
 		}
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
-#include "wm_dot8.h"
 __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 	double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
 	const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, int add) {
@@ -57,16 +49,11 @@ __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 		for (ptrdiff_t i = 0; i < L; i++) {
 			const float *ar = a + i * lda + j * p, *br = b + i * ldb + j * p;
 			float *cr = c + i * ldc + j * p;
-			__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd(); // lanes 0-3 and 4-7
-			ptrdiff_t q = wm_dot8_avx2(ar, br, p, &lo, &hi);
-			double l[8];
-			_mm256_storeu_pd(l, lo);
-			_mm256_storeu_pd(l + 4, hi);
-			for (int k = 0; q + k < p; k++) l[k] += (double)ar[q + k] * (double)br[q + k];
-			dots[j * L + i] = wm_fold8(l);
+			dots[j * L + i] = wm_dot8_whole_avx2(ar, br, p);
 			const float sv = s[i * ssi + j * ssj];
 			const __m256 sv8 = _mm256_set1_ps(sv);
-			for (q = 0; q + 8 <= p; q += 8) {
+			ptrdiff_t q = 0;
+			for (; q + 8 <= p; q += 8) {
 				__m256 v = _mm256_mul_ps(sv8, _mm256_loadu_ps(ar + q));
 				if (add) v = _mm256_add_ps(_mm256_loadu_ps(cr + q), v);
 				_mm256_storeu_ps(cr + q, v);
@@ -77,20 +64,11 @@ __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 				for (; q < p; q++) cr[q] = sv * ar[q];
 		}
 }
-static int wm_sbr_has_avx2(void) {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 #else
 #define wm_rows_dot_scale_avx2 wm_rows_dot_scale_any
-static int wm_sbr_has_avx2(void) { return 0; }
 #endif
 
-static int wm_sbr_avx2 = 0;
-static int wm_sbr_set_avx2(int on) {
-	wm_sbr_avx2 = on && wm_sbr_has_avx2();
-	return wm_sbr_avx2;
-}
+WM_AVX2_SWITCH(wm_sbr, 1)
 static void wm_rows_dot_scale(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
                               ptrdiff_t ldc, const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb,
                               ptrdiff_t p, int add) {
@@ -104,11 +82,7 @@ import "C"
 // (where the CPU has it) or the portable one, and says which is in use;
 // setKernelLevel calls it.
 func ssdBackRowsAVX2(on bool) bool {
-	v := 0
-	if on {
-		v = 1
-	}
-	return C.wm_sbr_set_avx2(C.int(v)) != 0
+	return C.wm_sbr_set_avx2(cbool(on)) != 0
 }
 
 // ssdRowsDotScale32 is ssdRowsDotScaleGo on float32, in C.

@@ -16,6 +16,7 @@ package ops
 #pragma GCC optimize("fp-contract=off")
 #endif
 #include <stddef.h>
+#include "wm_avx2_switch.h"
 
 #define WM_SSD_ROWS(SUFFIX, ATTR)                                                                       \
 	ATTR static void wm_ssd_scale_inputs##SUFFIX(float *U, float *W, const float *x, ptrdiff_t ldx,      \
@@ -56,18 +57,12 @@ WM_SSD_ROWS(_any, )
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 WM_SSD_ROWS(_avx2, __attribute__((target("avx2"))))
-static int wm_ssdr_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define wm_ssd_scale_inputs_avx2 wm_ssd_scale_inputs_any
 #define wm_ssd_combine_output_avx2 wm_ssd_combine_output_any
-static int wm_ssdr_has_avx2(void) { return 0; }
 #endif
 
-static int wm_ssdr_avx2 = 0;
-static int wm_ssdr_set_avx2(int on) {
-	wm_ssdr_avx2 = on && wm_ssdr_has_avx2();
-	return wm_ssdr_avx2;
-}
+WM_AVX2_SWITCH(wm_ssdr, 0)
 static void wm_ssd_scale_inputs(float *U, float *W, const float *x, ptrdiff_t ldx, const float *dt, ptrdiff_t ldt,
                                 const double *w, ptrdiff_t wst, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, ptrdiff_t P) {
 	if (wm_ssdr_avx2) wm_ssd_scale_inputs_avx2(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P);
@@ -85,11 +80,7 @@ import "C"
 // ssdRowsAVX2 selects the AVX2 variant of the SSD row kernels (where the CPU has it) or
 // the portable one, and says which is in use; setKernelLevel calls it.
 func ssdRowsAVX2(on bool) bool {
-	v := 0
-	if on {
-		v = 1
-	}
-	return C.wm_ssdr_set_avx2(C.int(v)) != 0
+	return C.wm_ssdr_set_avx2(cbool(on)) != 0
 }
 
 // ssdScaleInputs32 is ssdScaleInputsGo on float32, in C.

@@ -1,11 +1,30 @@
-// The float64 dot product of float32 rows in eight lanes, for the AVX2
-// kernels of the package's cgo files (cgo compiles each file's preamble on
-// its own, so a helper they share lives here). Included inside their
-// x86-64 GCC sections.
+// The float64 dot product of float32 rows in eight lanes, dot8's order
+// (ssd_backrows.go), for the package's cgo files (cgo compiles each file's
+// preamble on its own, so helpers they share live here). Include it after
+// the file's fp-contract pragma: the portable form must not fuse.
 #ifndef WM_DOT8_H
 #define WM_DOT8_H
-#include <immintrin.h>
 #include <stddef.h>
+
+// wm_fold8 adds eight lanes as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), the
+// order in which an eight-lane vector is folded in half twice.
+static inline double wm_fold8(const double *l) {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+// wm_dot8_any is dot8: lane q mod 8 takes a[q]·b[q] in order of q, the last
+// n mod 8 products go to lanes 0, 1, …, and the lanes are folded.
+static inline double wm_dot8_any(const float *a, const float *b, ptrdiff_t n) {
+	double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+	ptrdiff_t q = 0;
+	for (; q + 8 <= n; q += 8)
+		for (int k = 0; k < 8; k++) l[k] += (double)a[q + k] * (double)b[q + k];
+	for (int k = 0; q + k < n; k++) l[k] += (double)a[q + k] * (double)b[q + k];
+	return wm_fold8(l);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
 
 // wm_dot8_avx2 adds a[q]·b[q], for q below n rounded down to a multiple of
 // eight, into lane q mod 8 in order of q (lanes 0–3 in *lo, 4–7 in *hi) and
@@ -24,4 +43,18 @@ __attribute__((target("avx2,fma"))) static inline ptrdiff_t wm_dot8_avx2(const f
 	*hi = h;
 	return q;
 }
+
+// wm_dot8_whole_avx2 is wm_dot8_any with its eight-lane loop in AVX2: the
+// same sums in the same order.
+__attribute__((target("avx2,fma"))) static inline double wm_dot8_whole_avx2(const float *a, const float *b,
+                                                                             ptrdiff_t n) {
+	__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+	ptrdiff_t q = wm_dot8_avx2(a, b, n, &lo, &hi);
+	double l[8];
+	_mm256_storeu_pd(l, lo);
+	_mm256_storeu_pd(l + 4, hi);
+	for (int k = 0; q + k < n; k++) l[k] += (double)a[q + k] * (double)b[q + k];
+	return wm_fold8(l);
+}
+#endif
 #endif

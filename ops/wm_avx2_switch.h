@@ -1,0 +1,31 @@
+// The AVX2 switch of a cgo file's kernels: cgo compiles each file's preamble
+// on its own, so every file with AVX2 variants keeps a switch of its own,
+// which setKernelLevel sets through the file's Go function. Included at the
+// top of those preambles.
+#ifndef WM_AVX2_SWITCH_H
+#define WM_AVX2_SWITCH_H
+
+// wm_cpu_avx2 says whether the CPU runs AVX2 (and FMA, when fma is set).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+static inline int wm_cpu_avx2(int fma) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && (!fma || __builtin_cpu_supports("fma"));
+}
+#else
+static inline int wm_cpu_avx2(int fma) {
+	(void)fma;
+	return 0;
+}
+#endif
+
+// WM_AVX2_SWITCH(name, fma) defines name##_avx2, set when the file's AVX2
+// variants run, and name##_set_avx2(on), which selects them where the CPU
+// has AVX2 (and FMA, when fma is set) and returns whether they run.
+#define WM_AVX2_SWITCH(name, fma)                          \
+	static int name##_avx2 = 0;                            \
+	static int name##_set_avx2(int on) {                   \
+		name##_avx2 = on && wm_cpu_avx2(fma);              \
+		return name##_avx2;                                \
+	}
+
+#endif
