@@ -112,6 +112,7 @@ func route[T floats](logits []T, k routerKernel) ([]float64, []bool) {
 	if len(sv.s) == tokens*n && bytes.Equal(sv.logits, bits) {
 		return sv.s, sv.chosen
 	}
+	sv.logits = sv.logits[:0] // no bits match a routing being overwritten
 	if cap(sv.s) < tokens*n {
 		sv.s, sv.chosen = make([]float64, tokens*n), make([]bool, tokens*n)
 	}
