@@ -91,6 +91,7 @@ type routerSaved struct {
 	logits   []byte    // the bits of the logits routed, float32 or float64
 	s        []float64 // [tokens, N]
 	chosen   []bool    // [tokens, N]
+	counts   []float64 // f of LoadBalanceLoss for this routing, once asked for
 	routings int       // how many times route computed a routing (tests)
 }
 
@@ -112,7 +113,7 @@ func route[T floats](logits []T, k routerKernel) ([]float64, []bool) {
 	if len(sv.s) == tokens*n && bytes.Equal(sv.logits, bits) {
 		return sv.s, sv.chosen
 	}
-	sv.logits = sv.logits[:0] // no bits match a routing being overwritten
+	sv.logits, sv.counts = sv.logits[:0], nil // nothing matches a routing being overwritten
 	if cap(sv.s) < tokens*n {
 		sv.s, sv.chosen = make([]float64, tokens*n), make([]bool, tokens*n)
 	}
@@ -231,8 +232,12 @@ func routeTokens32(s []float64, chosen []bool, logits []float32, idx []int, n, k
 }
 
 // routerCounts returns f_i of LoadBalanceLoss for every expert from the
-// tokens' choices.
+// tokens' choices, which must be the save's (route's): the loss's forward
+// and backward of one routing count them once.
 func routerCounts(chosen []bool, k routerKernel) []float64 {
+	if k.saved.counts != nil {
+		return k.saved.counts
+	}
 	n, tokens := k.n(), k.tokens()
 	f := make([]float64, n)
 	for t := 0; t < tokens; t++ {
@@ -243,6 +248,7 @@ func routerCounts(chosen []bool, k routerKernel) []float64 {
 	for i := range f {
 		f[i] *= float64(n) / float64(k.k*tokens)
 	}
+	k.saved.counts = f
 	return f
 }
 
