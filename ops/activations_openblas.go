@@ -65,6 +65,10 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 // WM_KERNELS defines every kernel with a name suffix and attributes: once
 // for any x86-64 (SSE2) and once for AVX2+FMA. Go picks one at start-up
 // (wm_has_avx2), not an ifunc: Go's internal linker does not resolve them.
+// In wm_cdmoe_bwd, the expert's rows of dEup and dEdown and the token's row
+// of dphi are rows of three different arrays: "GCC ivdep" says so, and the
+// loop over them is vectorised (GCC left it scalar, its overlap checks being
+// too many to try).
 #define WM_KERNELS(SUFFIX, ATTR)                                                                      \
 	ATTR void wm_silu##SUFFIX(float *y, const float *x, const float *scale, ptrdiff_t n) {           \
 		if (scale == NULL) {                                                                          \
@@ -123,7 +127,7 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 			WM_SIGMOID_PAIR(z, sg, cc)                                                                \
 			float w = z * sg, dz = wm_dot##SUFFIX(g, eu, d) * sg * (1.0f + z * cc), dzs = dz * s[c];  \
 			float *dEu = dEup + o, *dEd = dEdown + o;                                                 \
-			for (ptrdiff_t j = 0; j < d; j++) {                                                       \
+			_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                                  \
 				dEu[j] += w * g[j];                                                                   \
 				dEd[j] += dzs * phi[j];                                                               \
 				dphi[j] += dzs * ed[j];                                                               \

@@ -186,22 +186,63 @@ func keySims[T floats](k cdmoeKernel, q, keys []T, N int) []T {
 
 // retrieve does the product-key search of one head of one token from its
 // key similarities sim (both halves, as keySims lays them out): the top-k of
-// each half, the k² sums and their top-k (listing 8).
-func retrieve[T floats](k cdmoeKernel, sim []T, idx [2][]int, sums []T, pick []int, out []expertChoice) {
+// each half, the k² sums and their top-k (listing 8), into out; b holds the
+// worker's buffers.
+//
+// Only the sums that can be among the top k are formed: with both halves'
+// top-k sorted (largest first, ties by lower index), the sum of the i-th and
+// j-th (0-based) is at most each sum (i', j') with i' ≤ i and j' ≤ j (float
+// rounding is monotonic), and those come before it in index order, so it
+// has (i+1)(j+1) - 1 sums ahead of it in top-k's order (value, then lower
+// index i·k + j) and can be picked only when (i+1)(j+1) ≤ k: 20 of the 64
+// sums at k = 8. The pick is the same as over all k², to the bit; a NaN or
+// infinity among the halves' top values voids the argument, and then all k²
+// sums are formed as the listing does.
+func retrieve[T floats](k cdmoeKernel, sim []T, b *retrieveBufs[T], out []expertChoice) {
 	half := [2][]T{sim[:k.nk], sim[k.nk : 2*k.nk]}
+	K := k.topk
 	for p := 0; p < 2; p++ {
-		topK(idx[p], half[p], k.topk)
+		topK(b.idx[p], half[p], K)
 	}
-	for i := 0; i < k.topk; i++ {
-		for j := 0; j < k.topk; j++ {
-			sums[i*k.topk+j] = half[0][idx[0][i]] + half[1][idx[1][j]]
+	finite := true
+	for p := 0; p < 2; p++ {
+		for _, i := range b.idx[p] {
+			if v := float64(half[p][i]); math.IsNaN(v) || math.IsInf(v, 0) {
+				finite = false
+			}
 		}
 	}
-	topK(pick, sums, k.topk)
-	for r, pi := range pick {
-		ix, iy := idx[0][pi/k.topk], idx[1][pi%k.topk]
-		out[r] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: float64(sums[pi])}
+	n := 0
+	for i := 0; i < K; i++ {
+		a, cols := half[0][b.idx[0][i]], K
+		if finite {
+			cols = K / (i + 1) // (i+1)(j+1) <= K
+		}
+		for j := 0; j < cols; j++ {
+			b.sums[n], b.cand[n] = a+half[1][b.idx[1][j]], i*K+j
+			n++
+		}
 	}
+	topK(b.pick, b.sums[:n], K)
+	for r, c := range b.pick {
+		pi := b.cand[c]
+		ix, iy := b.idx[0][pi/K], b.idx[1][pi%K]
+		out[r] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: float64(b.sums[c])}
+	}
+}
+
+// retrieveBufs are one worker's buffers for retrieve: each half's top-k,
+// the sums formed with their indices i·k + j in the k² grid, and the pick.
+type retrieveBufs[T floats] struct {
+	idx  [2][]int
+	sums []T
+	cand []int
+	pick []int
+}
+
+func newRetrieveBufs[T floats](k cdmoeKernel) retrieveBufs[T] {
+	return retrieveBufs[T]{idx: [2][]int{make([]int, k.topk), make([]int, k.topk)},
+		sums: make([]T, k.topk*k.topk), cand: make([]int, k.topk*k.topk), pick: make([]int, k.topk)}
 }
 
 // cdmoeRun computes y (y != nil) or every gradient (g, d != nil).
@@ -277,11 +318,11 @@ func cdmoeForwardState[T floats](k cdmoeKernel, x, Wup, Wdown, Wq, keys []T, bac
 	}
 	chosen := sv.chosen[:N*nc]
 	parallelRanges(N, func(_, lo, hi int) {
-		t := newCDMoEToken[T](k)
+		b := newRetrieveBufs[T](k)
 		for n := lo; n < hi; n++ {
 			// 2. product-key retrieval of every head's experts
 			for hh := 0; hh < k.heads; hh++ {
-				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], t.idx, t.sums, t.pick, chosen[n*nc+hh*k.topk:n*nc+(hh+1)*k.topk])
+				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], &b, chosen[n*nc+hh*k.topk:n*nc+(hh+1)*k.topk])
 			}
 		}
 	})
@@ -315,13 +356,10 @@ func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
 	return a
 }
 
-// cdmoeToken is one worker's buffers for the retrieval of a token's
-// experts: every head's chosen experts (heads·top_k), and their indices,
-// scores and key offsets as the C kernels take them.
+// cdmoeToken is one worker's buffers for a token's experts: every head's
+// chosen experts (heads·top_k), and their indices, scores and key offsets
+// as the C kernels take them.
 type cdmoeToken[T floats] struct {
-	idx    [2][]int
-	sums   []T
-	pick   []int
 	chosen []expertChoice
 	e      []int32
 	s      []float32
@@ -330,8 +368,7 @@ type cdmoeToken[T floats] struct {
 
 func newCDMoEToken[T floats](k cdmoeKernel) cdmoeToken[T] {
 	nc := k.heads * k.topk
-	return cdmoeToken[T]{idx: [2][]int{make([]int, k.topk), make([]int, k.topk)},
-		sums: make([]T, k.topk*k.topk), pick: make([]int, k.topk), chosen: make([]expertChoice, nc),
+	return cdmoeToken[T]{chosen: make([]expertChoice, nc),
 		e: make([]int32, nc), s: make([]float32, nc), off: make([]int32, 4*nc)}
 }
 
