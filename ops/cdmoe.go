@@ -201,11 +201,9 @@ func keySims[T floats](k cdmoeKernel, q, keys []T, N int) []T {
 func retrieve[T floats](k cdmoeKernel, sim []T, b *retrieveBufs[T], out []expertChoice) {
 	half := [2][]T{sim[:k.nk], sim[k.nk : 2*k.nk]}
 	K := k.topk
-	for p := 0; p < 2; p++ {
-		topK(b.idx[p], half[p], K)
-	}
 	finite := true
 	for p := 0; p < 2; p++ {
+		topK(b.idx[p], half[p], K)
 		for _, i := range b.idx[p] {
 			if v := float64(half[p][i]); math.IsNaN(v) || math.IsInf(v, 0) {
 				finite = false
@@ -357,8 +355,8 @@ func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
 }
 
 // cdmoeToken is one worker's buffers for a token's experts: every head's
-// chosen experts (heads·top_k), and their indices, scores and key offsets
-// as the C kernels take them.
+// chosen experts (heads·top_k, a window of the retrieval's, set per token),
+// and their indices, scores and key offsets as the C kernels take them.
 type cdmoeToken[T floats] struct {
 	chosen []expertChoice
 	e      []int32
@@ -368,8 +366,7 @@ type cdmoeToken[T floats] struct {
 
 func newCDMoEToken[T floats](k cdmoeKernel) cdmoeToken[T] {
 	nc := k.heads * k.topk
-	return cdmoeToken[T]{chosen: make([]expertChoice, nc),
-		e: make([]int32, nc), s: make([]float32, nc), off: make([]int32, 4*nc)}
+	return cdmoeToken[T]{e: make([]int32, nc), s: make([]float32, nc), off: make([]int32, 4*nc)}
 }
 
 // cdmoeTokenBufs are what the C kernels read and write for one token (all
