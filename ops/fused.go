@@ -106,6 +106,9 @@ func (op fusedOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t := execTrace.Load(); t != nil {
+		t.record(op.out)
+	}
 	out := op.out.get(dt, op.k.outShape().TotalSize(), !overwritesOutput(op.k))
 	if err := op.k.forward(in, out); err != nil {
 		return nil, errors.Wrapf(err, "%s forward", op.k.name())
@@ -215,6 +218,9 @@ func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 	dOut, err := bufferOf(vals[n+1], dt)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward: upstream gradient", op.k.name())
+	}
+	if t := execTrace.Load(); t != nil {
+		t.record(op.packed)
 	}
 	packed := op.packed.get(dt, packedSize(op.k), !overwritesGradients(op.k))
 	dIn := make([]any, n)

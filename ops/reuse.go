@@ -18,7 +18,13 @@ import (
 // then resets). Whoever keeps a value beyond that must copy it, and one graph
 // must not be run by two machines at once (Gorgonia binds values to nodes,
 // so that was never safe).
-type reusedBuffer struct{ buf any }
+//
+// PlanBuffers may then point several nodes' buffers at one shared buffer
+// (shared), for nodes whose values are never needed at the same time.
+type reusedBuffer struct {
+	buf    any
+	shared *reusedBuffer
+}
 
 // get returns a buffer of n elements of dt: the previous run's when it fits,
 // cleared if zero is set (kernels whose contract is a zeroed output), a new
@@ -26,6 +32,9 @@ type reusedBuffer struct{ buf any }
 func (r *reusedBuffer) get(dt tensor.Dtype, n int, zero bool) any {
 	if r == nil {
 		return newBuffer(dt, n)
+	}
+	if r.shared != nil {
+		return r.shared.get(dt, n, zero)
 	}
 	switch b := r.buf.(type) {
 	case []float32:
@@ -144,11 +153,17 @@ func ReleaseBuffers(g *G.ExprGraph) {
 		switch op := n.Op().(type) {
 		case fusedOp:
 			op.out.buf = nil
+			if op.out.shared != nil {
+				op.out.shared.buf = nil
+			}
 			if r, ok := op.k.(savedReleaser); ok {
 				r.releaseSaved()
 			}
 		case fusedDiffOp:
 			op.packed.buf = nil
+			if op.packed.shared != nil {
+				op.packed.shared.buf = nil
+			}
 		}
 	}
 }

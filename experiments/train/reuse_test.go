@@ -57,6 +57,10 @@ func TestReusedBuffersMatchFreshProgram(t *testing.T) {
 			}
 			lossA, _ := result(reused, 1)
 			lossB, gradsB := result(reused, 2)
+			if len(reused.plans) != 1 || reused.plans[0].Planned == 0 || reused.plans[0].Buffers >= reused.plans[0].Planned {
+				t.Fatalf("the first run planned no shared buffers: %+v", reused.plans)
+			}
+			t.Logf("buffer plan: %+v", reused.plans[0])
 			fresh, err := compile(m, bs, seqLen, true)
 			if err != nil {
 				t.Fatalf("%+v", err)

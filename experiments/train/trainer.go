@@ -35,6 +35,10 @@ type program struct {
 	combined []any
 	// batch and seqLen are the input shape the program was compiled for.
 	batch, seqLen int
+	// planned says whether the shards' buffers have been planned
+	// (ops.PlanBuffers, on the first run); plans is what that did.
+	planned bool
+	plans   []ops.BufferPlan
 }
 
 // compile builds the loss graph of m for [batch, seqLen] inputs, with the
@@ -104,6 +108,38 @@ func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
 	if len(ids) != p.batch || len(targets) != p.batch {
 		return 0, 0, errors.Errorf("run: a batch of %d ids and %d targets rows, the program takes %d", len(ids), len(targets), p.batch)
 	}
+	if !p.planned {
+		// The first run records the order of the ops, for the shards'
+		// output buffers to be shared from the next run on.
+		var keep G.Nodes
+		graphs := make([]*G.ExprGraph, len(p.shards))
+		for k, s := range p.shards {
+			keep = append(append(keep, s.loss, s.ce), s.grads...)
+			graphs[k] = s.graph
+		}
+		var runErr error
+		p.plans, err = ops.PlanBuffers(func() error {
+			loss, ce, runErr = p.runAll(ids, targets)
+			return runErr
+		}, keep, graphs...)
+		switch {
+		case runErr != nil:
+			return 0, 0, runErr
+		case err == ops.ErrPlanBusy:
+			// Another program is recording its plan: run unplanned and
+			// plan on a later run.
+		case err != nil:
+			return 0, 0, err
+		default:
+			p.planned = true
+			return loss, ce, nil
+		}
+	}
+	return p.runAll(ids, targets)
+}
+
+// runAll is run on a batch of the right shape.
+func (p *program) runAll(ids, targets [][]int) (loss, ce float64, err error) {
 	if len(p.shards) == 1 {
 		s := p.shards[0]
 		if err := s.run(ids, targets); err != nil {
