@@ -82,11 +82,15 @@ func PlanBuffers(run func() error, keep G.Nodes, graphs ...*G.ExprGraph) ([]Buff
 	if !execTrace.CompareAndSwap(nil, t) {
 		return nil, ErrPlanBusy
 	}
+	defer execTrace.CompareAndSwap(t, nil) // when run panics
 	for _, g := range graphs {
 		unplan(g)
 	}
 	err := run()
 	execTrace.Store(nil)
+	// An op of another graph may still be recording into t.
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err != nil {
 		return nil, errors.Wrap(err, "plan buffers: the recorded run")
 	}
@@ -239,7 +243,9 @@ func planGraph(g *G.ExprGraph, t *traceLog, kept map[*G.Node]bool) BufferPlan {
 			}
 		}
 		if b == nil {
-			b = &sharedBuffer{buf: new(reusedBuffer), dt: lr.dt, size: lr.size}
+			// A new shared buffer starts as the recorded run's buffer of
+			// its first value, so that planning allocates nothing.
+			b = &sharedBuffer{buf: &reusedBuffer{buf: lr.out.buf}, dt: lr.dt, size: lr.size}
 			buffers = append(buffers, b)
 			plan.BytesAfter += int64(lr.size) * int64(lr.dt.Size())
 		}

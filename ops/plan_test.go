@@ -152,6 +152,12 @@ func TestPlanBuffersSharesOnlyDeadValues(t *testing.T) {
 	if _, err := PlanBuffers(func() error { c.values(t, vm); return nil }, G.Nodes{keep}, c.g); err != nil {
 		t.Fatalf("%+v", err)
 	}
+	// The shared buffers are the recorded run's: planning allocates none.
+	for i, n := range c.links {
+		if op := n.Op().(fusedOp); op.out.shared != nil && op.out.shared.buf == nil {
+			t.Errorf("link %d's shared buffer is empty after planning: the next run would allocate it", i)
+		}
+	}
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
