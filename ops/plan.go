@@ -26,9 +26,9 @@ import (
 // backward) takes part, and a backward op's packed gradients when every
 // reader of every gradient in them is: a Gorgonia op may work in place on
 // its input or view it, and the caller reads some values after the run
-// (loss, gradients: the keep nodes). Planning changes where values are written, not how they are
-// computed, so results are the same to the bit (TestPlanBuffersSameBits,
-// and the trainer's same-seed tests). A kernel that keeps its inputs for its
+// (loss, gradients: the keep nodes). Planning changes where values are
+// written, not how they are computed, so results are the same to the bit
+// (TestPlanBuffersSameBits, and the trainer's same-seed tests). A kernel that keeps its inputs for its
 // backward (forwardSave) is safe: its backward reads the same inputs, so they
 // live until it has run.
 
@@ -108,13 +108,22 @@ func PlanBuffers(run func() error, keep G.Nodes, graphs ...*G.ExprGraph) ([]Buff
 // unplan gives every fused op of g its own buffer again.
 func unplan(g *G.ExprGraph) {
 	for _, n := range g.AllNodes() {
-		switch op := n.Op().(type) {
-		case fusedOp:
-			op.out.shared = nil
-		case fusedDiffOp:
-			op.packed.shared = nil
+		if r := ownBuffer(n.Op()); r != nil {
+			r.shared = nil
 		}
 	}
+}
+
+// ownBuffer is the buffer a fused op writes its result into (a forward
+// op's output, a backward op's packed gradients), nil for any other op.
+func ownBuffer(op G.Op) *reusedBuffer {
+	switch o := op.(type) {
+	case fusedOp:
+		return o.out
+	case fusedDiffOp:
+		return o.packed
+	}
+	return nil
 }
 
 // isReshape says whether op is Gorgonia's reshape, which returns a view of
@@ -169,14 +178,9 @@ func planGraph(g *G.ExprGraph, t *traceLog, kept map[*G.Node]bool) BufferPlan {
 		}
 		last := -1
 		for _, c := range readers[n] {
-			var r *reusedBuffer
-			switch cop := c.Op().(type) {
-			case fusedOp:
-				r = cop.out
-			case fusedDiffOp:
-				r = cop.packed
-			default:
-				if !isReshape(cop) {
+			r := ownBuffer(c.Op())
+			if r == nil {
+				if !isReshape(c.Op()) {
 					return 0, false
 				}
 				l, ok := lastRead(c, first)
@@ -196,20 +200,15 @@ func planGraph(g *G.ExprGraph, t *traceLog, kept map[*G.Node]bool) BufferPlan {
 	}
 	var ranges []liveRange
 	for _, n := range g.AllNodes() {
-		var out *reusedBuffer
-		var size int
-		switch op := n.Op().(type) {
-		case fusedOp:
-			out, size = op.out, op.k.outShape().TotalSize()
-		case fusedDiffOp:
-			out, size = op.packed, packedSize(op.k)
-		default:
+		out := ownBuffer(n.Op())
+		if out == nil {
 			continue
 		}
 		first, ok := ranOnce(out)
 		if !ok {
 			continue
 		}
+		size := n.Shape().TotalSize()
 		last, ok := -1, true
 		if _, diff := n.Op().(fusedDiffOp); !diff {
 			last, ok = lastRead(n, first)

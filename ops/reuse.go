@@ -62,6 +62,14 @@ func (r *reusedBuffer) get(dt tensor.Dtype, n int, zero bool) any {
 	return r.buf
 }
 
+// drop lets go of r's buffer, and of the shared one it writes into.
+func (r *reusedBuffer) drop() {
+	r.buf = nil
+	if r.shared != nil {
+		r.shared.buf = nil
+	}
+}
+
 // reuseBuffer clears b for a kernel that expects a zeroed output; for one
 // that writes every element, the package's tests fill b with NaN instead
 // (poisonUninitScratch), so a kernel claiming so wrongly shows.
@@ -152,18 +160,12 @@ func ReleaseBuffers(g *G.ExprGraph) {
 	for _, n := range g.AllNodes() {
 		switch op := n.Op().(type) {
 		case fusedOp:
-			op.out.buf = nil
-			if op.out.shared != nil {
-				op.out.shared.buf = nil
-			}
+			op.out.drop()
 			if r, ok := op.k.(savedReleaser); ok {
 				r.releaseSaved()
 			}
 		case fusedDiffOp:
-			op.packed.buf = nil
-			if op.packed.shared != nil {
-				op.packed.shared.buf = nil
-			}
+			op.packed.drop()
 		}
 	}
 }

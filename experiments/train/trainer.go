@@ -35,10 +35,9 @@ type program struct {
 	combined []any
 	// batch and seqLen are the input shape the program was compiled for.
 	batch, seqLen int
-	// planned says whether the shards' buffers have been planned
-	// (ops.PlanBuffers, on the first run); plans is what that did.
-	planned bool
-	plans   []ops.BufferPlan
+	// plans is what ops.PlanBuffers did to the shards' buffers on the
+	// first run, nil until then.
+	plans []ops.BufferPlan
 }
 
 // compile builds the loss graph of m for [batch, seqLen] inputs, with the
@@ -108,7 +107,7 @@ func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
 	if len(ids) != p.batch || len(targets) != p.batch {
 		return 0, 0, errors.Errorf("run: a batch of %d ids and %d targets rows, the program takes %d", len(ids), len(targets), p.batch)
 	}
-	if !p.planned {
+	if p.plans == nil {
 		// The first run records the order of the ops, for the shards'
 		// output buffers to be shared from the next run on.
 		var keep G.Nodes
@@ -131,7 +130,6 @@ func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
 		case err != nil:
 			return 0, 0, err
 		default:
-			p.planned = true
 			return loss, ce, nil
 		}
 	}
