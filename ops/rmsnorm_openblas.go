@@ -84,52 +84,144 @@ __attribute__((target("avx2"))) static double wm_rms_inv_avx2(const float *x, pt
 	return 1 / sqrt(((s[0] + s[1]) + (s[2] + s[3])) / (double)d + eps);
 }
 
-__attribute__((target("avx2"))) static void wm_rmsnorm_fwd_avx2(float *y, const float *x, const float *w,
-                                                                ptrdiff_t rows, ptrdiff_t d, double eps) {
-	for (ptrdiff_t r = 0; r < rows; r++, x += d, y += d) {
-		double inv = wm_rms_inv_avx2(x, d, eps);
-		__m256d vi = _mm256_set1_pd(inv);
-		ptrdiff_t j = 0;
-		for (; j + 4 <= d; j += 4) {
-			__m128 xn = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), vi));
-			_mm_storeu_ps(y + j, _mm_mul_ps(xn, _mm_loadu_ps(w + j)));
+// wm_rms_inv4_avx2 is wm_rms_inv_avx2 of the four rows x, x+d, x+2d and
+// x+3d, computed side by side: each row's four partial sums are a chain of
+// dependent adds (four cycles each), so one row at a time waits on that
+// chain; four rows keep four chains in flight. Each row's arithmetic and
+// its order are those of wm_rms_inv_avx2.
+__attribute__((target("avx2"))) static void wm_rms_inv4_avx2(double inv[4], const float *x, ptrdiff_t d, double eps) {
+	__m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4)
+		for (int r = 0; r < 4; r++) {
+			__m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + r * d + j));
+			acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(v, v));
 		}
-		for (; j < d; j++) y[j] = (float)((double)x[j] * inv) * w[j];
+	for (int r = 0; r < 4; r++) {
+		const float *xr = x + r * d;
+		double s[4];
+		_mm256_storeu_pd(s, acc[r]);
+		for (ptrdiff_t k = j; k < d; k++) s[0] += (double)xr[k] * (double)xr[k];
+		inv[r] = 1 / sqrt(((s[0] + s[1]) + (s[2] + s[3])) / (double)d + eps);
 	}
 }
 
+// wm_rmsnorm_fwd_row_avx2 scales one row by its inv and w.
+__attribute__((target("avx2"))) static void wm_rmsnorm_fwd_row_avx2(float *y, const float *x, const float *w,
+                                                                    ptrdiff_t d, double inv) {
+	__m256d vi = _mm256_set1_pd(inv);
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4) {
+		__m128 xn = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), vi));
+		_mm_storeu_ps(y + j, _mm_mul_ps(xn, _mm_loadu_ps(w + j)));
+	}
+	for (; j < d; j++) y[j] = (float)((double)x[j] * inv) * w[j];
+}
+
+// wm_rmsnorm_fwd_avx2 runs the rows four at a time (wm_rms_inv4_avx2), the
+// last rows% 4 one at a time.
+__attribute__((target("avx2"))) static void wm_rmsnorm_fwd_avx2(float *y, const float *x, const float *w,
+                                                                ptrdiff_t rows, ptrdiff_t d, double eps) {
+	ptrdiff_t r = 0;
+	for (; r + 4 <= rows; r += 4, x += 4 * d, y += 4 * d) {
+		double inv[4];
+		wm_rms_inv4_avx2(inv, x, d, eps);
+		for (int k = 0; k < 4; k++) wm_rmsnorm_fwd_row_avx2(y + k * d, x + k * d, w, d, inv[k]);
+	}
+	for (; r < rows; r++, x += d, y += d) wm_rmsnorm_fwd_row_avx2(y, x, w, d, wm_rms_inv_avx2(x, d, eps));
+}
+
+// wm_rmsnorm_dx_row_avx2 is one row of dx = inv·g·w − x·c.
+__attribute__((target("avx2"))) static void wm_rmsnorm_dx_row_avx2(float *dx, const float *g, const float *x,
+                                                                   const float *w, ptrdiff_t d, double inv,
+                                                                   double c) {
+	__m256d vi = _mm256_set1_pd(inv), vc = _mm256_set1_pd(c);
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4) {
+		__m256d gw = _mm256_mul_pd(_mm256_mul_pd(vi, _mm256_cvtps_pd(_mm_loadu_ps(g + j))),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(w + j)));
+		__m256d xc = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), vc);
+		_mm_storeu_ps(dx + j, _mm256_cvtpd_ps(_mm256_sub_pd(gw, xc)));
+	}
+	for (; j < d; j++) dx[j] = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+}
+
+// wm_rmsnorm_bwd1_avx2 is the backward of one row: dw += g·x·inv, and dx
+// (when not NULL) from c = inv³·Σ g·w·x / d.
+__attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, const float *g, const float *x,
+                                                                 const float *w, double *dw, ptrdiff_t d,
+                                                                 double eps) {
+	double inv = wm_rms_inv_avx2(x, d, eps);
+	__m256d vi = _mm256_set1_pd(inv), acc = _mm256_setzero_pd();
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4) {
+		__m256d gj = _mm256_cvtps_pd(_mm_loadu_ps(g + j)), xj = _mm256_cvtps_pd(_mm_loadu_ps(x + j));
+		__m256d wj = _mm256_cvtps_pd(_mm_loadu_ps(w + j));
+		acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_mul_pd(gj, wj), xj));
+		_mm256_storeu_pd(dw + j, _mm256_add_pd(_mm256_loadu_pd(dw + j), _mm256_mul_pd(_mm256_mul_pd(gj, xj), vi)));
+	}
+	double s[4];
+	_mm256_storeu_pd(s, acc);
+	for (; j < d; j++) {
+		double gj = (double)g[j], xj = (double)x[j];
+		s[0] += gj * (double)w[j] * xj;
+		dw[j] += gj * xj * inv;
+	}
+	double c = inv * inv * inv * ((s[0] + s[1]) + (s[2] + s[3])) / (double)d;
+	if (dx != NULL) wm_rmsnorm_dx_row_avx2(dx, g, x, w, d, inv, c);
+}
+
+// wm_rmsnorm_bwd4_avx2 is wm_rmsnorm_bwd_avx2 of four rows side by side, as
+// wm_rms_inv4_avx2 is of wm_rms_inv_avx2: four chains of partial sums in
+// flight, and each four-wide block of dw loaded once for the four rows and
+// updated by them in row order, so every value is what the row-by-row
+// kernel gives.
+__attribute__((target("avx2"))) static void wm_rmsnorm_bwd4_avx2(float *dx, const float *g, const float *x,
+                                                                 const float *w, double *dw, ptrdiff_t d,
+                                                                 double eps) {
+	double inv[4], c[4];
+	wm_rms_inv4_avx2(inv, x, d, eps);
+	__m256d vi[4], acc[4];
+	for (int r = 0; r < 4; r++) vi[r] = _mm256_set1_pd(inv[r]), acc[r] = _mm256_setzero_pd();
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4) {
+		__m256d wj = _mm256_cvtps_pd(_mm_loadu_ps(w + j)), dwj = _mm256_loadu_pd(dw + j);
+		for (int r = 0; r < 4; r++) {
+			__m256d gj = _mm256_cvtps_pd(_mm_loadu_ps(g + r * d + j));
+			__m256d xj = _mm256_cvtps_pd(_mm_loadu_ps(x + r * d + j));
+			acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(_mm256_mul_pd(gj, wj), xj));
+			dwj = _mm256_add_pd(dwj, _mm256_mul_pd(_mm256_mul_pd(gj, xj), vi[r]));
+		}
+		_mm256_storeu_pd(dw + j, dwj);
+	}
+	for (int r = 0; r < 4; r++) {
+		const float *gr = g + r * d, *xr = x + r * d;
+		double s[4];
+		_mm256_storeu_pd(s, acc[r]);
+		for (ptrdiff_t k = j; k < d; k++) {
+			double gk = (double)gr[k], xk = (double)xr[k];
+			s[0] += gk * (double)w[k] * xk;
+			dw[k] += gk * xk * inv[r];
+		}
+		c[r] = inv[r] * inv[r] * inv[r] * ((s[0] + s[1]) + (s[2] + s[3])) / (double)d;
+	}
+	if (dx != NULL)
+		for (int r = 0; r < 4; r++) wm_rmsnorm_dx_row_avx2(dx + r * d, g + r * d, x + r * d, w, d, inv[r], c[r]);
+}
+
+// wm_rmsnorm_bwd_avx2 runs the rows four at a time (wm_rmsnorm_bwd4_avx2),
+// the last rows % 4 one at a time.
 __attribute__((target("avx2"))) static void wm_rmsnorm_bwd_avx2(float *dx, const float *g, const float *x,
                                                                 const float *w, double *dw, ptrdiff_t rows,
                                                                 ptrdiff_t d, double eps) {
-	for (ptrdiff_t r = 0; r < rows; r++, x += d, g += d) {
-		double inv = wm_rms_inv_avx2(x, d, eps);
-		__m256d vi = _mm256_set1_pd(inv), acc = _mm256_setzero_pd();
-		ptrdiff_t j = 0;
-		for (; j + 4 <= d; j += 4) {
-			__m256d gj = _mm256_cvtps_pd(_mm_loadu_ps(g + j)), xj = _mm256_cvtps_pd(_mm_loadu_ps(x + j));
-			__m256d wj = _mm256_cvtps_pd(_mm_loadu_ps(w + j));
-			acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_mul_pd(gj, wj), xj));
-			_mm256_storeu_pd(dw + j, _mm256_add_pd(_mm256_loadu_pd(dw + j), _mm256_mul_pd(_mm256_mul_pd(gj, xj), vi)));
-		}
-		double s[4];
-		_mm256_storeu_pd(s, acc);
-		for (; j < d; j++) {
-			double gj = (double)g[j], xj = (double)x[j];
-			s[0] += gj * (double)w[j] * xj;
-			dw[j] += gj * xj * inv;
-		}
-		double c = inv * inv * inv * ((s[0] + s[1]) + (s[2] + s[3])) / (double)d;
-		if (dx != NULL) {
-			__m256d vc = _mm256_set1_pd(c);
-			for (j = 0; j + 4 <= d; j += 4) {
-				__m256d gw = _mm256_mul_pd(_mm256_mul_pd(vi, _mm256_cvtps_pd(_mm_loadu_ps(g + j))),
-				                           _mm256_cvtps_pd(_mm_loadu_ps(w + j)));
-				__m256d xc = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), vc);
-				_mm_storeu_ps(dx + j, _mm256_cvtpd_ps(_mm256_sub_pd(gw, xc)));
-			}
-			for (; j < d; j++) dx[j] = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
-			dx += d;
-		}
+	ptrdiff_t r = 0;
+	for (; r + 4 <= rows; r += 4, x += 4 * d, g += 4 * d) {
+		wm_rmsnorm_bwd4_avx2(dx, g, x, w, dw, d, eps);
+		if (dx != NULL) dx += 4 * d;
+	}
+	for (; r < rows; r++, x += d, g += d) {
+		wm_rmsnorm_bwd1_avx2(dx, g, x, w, dw, d, eps);
+		if (dx != NULL) dx += d;
 	}
 }
 
