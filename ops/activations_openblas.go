@@ -10,9 +10,14 @@ package ops
 // the clamps into selects; nothing here reads floating-point exception
 // flags). In Go the scalar exp32 costs about
 // 13 cycles per element; SiLU gates alone were a fifth of a d_model-256
-// evaluation step. FMA contraction makes the results differ from the Go
-// kernels in the last bits; TestFloat32ActivationsMatchFloat64 holds both
-// to the float64 definitions. The softmax rows are the exception: GCC left
+// evaluation step. SSD's softplus and its derivative σ are here too
+// (log1pUnit32's polynomial as wm_log1p_unit). A kernel whose scale may be
+// NULL tests it once, outside its loop: inside, GCC made the load of
+// scale[i] a masked one from address 0, which costs a fault-suppression
+// assist on every vector (softplus ran at 9 ns per element instead of 0.7).
+// FMA contraction makes the results differ from the Go kernels in the last
+// bits; TestFloat32ActivationsMatchFloat64 and TestFloat32SoftplusKernels
+// hold both to the float64 definitions. The softmax rows are the exception: GCC left
 // their maximum and their double sum scalar, so their AVX2 variant is
 // written with intrinsics (wm_exp8 is wm_exp on eight lanes); held to the
 // float64 definition by TestFloat32SoftmaxRowsMatchFloat64.
@@ -56,6 +61,29 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 	return p * wm_pow2(h) * wm_pow2(e - h);
 }
 
+// wm_log1p_unit is log1pUnit32 of softplus32.go (always inlined, selects
+// instead of branches): log(1+u) for u in [0, 1] from w = 1+u = 2^e·(1+m),
+// Cephes' logf polynomial in m, e·ln2 in two parts, and the rounding of w
+// added back to first order; u itself where w rounds to 1.
+static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
+	float w = 1.0f + u;
+	int big = w >= 1.41421356237309505f;
+	float m = big ? 0.5f * w - 1.0f : w - 1.0f;
+	float e = big ? 1.0f : 0.0f;
+	float z = m * m;
+	float y = (((((((((7.0376836292e-2f * m - 1.1514610310e-1f) * m + 1.1676998740e-1f) * m - 1.2420140846e-1f) * m +
+	                1.4249322787e-1f) * m - 1.6668057665e-1f) * m + 2.0000714765e-1f) * m - 2.4999993993e-1f) * m +
+	             3.3333331174e-1f) * m) * z;
+	y += -2.12194440e-4f * e;
+	y -= 0.5f * z;
+	float c = u - (w - 1.0f);
+	float l = m + (y + c / w) + 0.693359375f * e;
+	return w == 1.0f ? u : l;
+}
+
+// softplus(v) = max(v, 0) + log(1 + e^−|v|), as softplus32 computes it.
+#define WM_SOFTPLUS(v) (((v) > 0.0f ? (v) : 0.0f) + wm_log1p_unit(wm_exp((v) > 0.0f ? -(v) : (v))))
+
 // σ(v) and 1−σ(v) = e^−v·σ(v); where e^−v overflows, σ = 0 and 1−σ = 1.
 #define WM_SIGMOID_PAIR(v, s, c)                 \
 	float e_ = wm_exp(-(v));                     \
@@ -78,12 +106,18 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 		}                                                                                             \
 	}                                                                                                 \
 	ATTR void wm_silu_grad##SUFFIX(float *y, const float *x, const float *scale, ptrdiff_t n) {      \
-		for (ptrdiff_t i = 0; i < n; i++) {                                                           \
-			WM_SIGMOID_PAIR(x[i], s, c)                                                               \
-			float g = s * (1.0f + x[i] * c);                                                          \
-			y[i] = scale == NULL ? g : g * scale[i];                                                  \
-		}                                                                                             \
-	}                                                                                                 \
+		if (scale == NULL) {                                                                         \
+			for (ptrdiff_t i = 0; i < n; i++) {                                                      \
+				WM_SIGMOID_PAIR(x[i], s, c)                                                          \
+				y[i] = s * (1.0f + x[i] * c);                                                        \
+			}                                                                                        \
+		} else {                                                                                     \
+			for (ptrdiff_t i = 0; i < n; i++) {                                                      \
+				WM_SIGMOID_PAIR(x[i], s, c)                                                          \
+				y[i] = s * (1.0f + x[i] * c) * scale[i];                                             \
+			}                                                                                        \
+		}                                                                                            \
+	}                                                                                                \
 	ATTR void wm_gated_silu##SUFFIX(float *y, const float *x, const float *z, ptrdiff_t n) {         \
 		for (ptrdiff_t i = 0; i < n; i++) y[i] = x[i] * z[i] / (1.0f + wm_exp(-z[i]));                \
 	}                                                                                                 \
@@ -98,8 +132,22 @@ static inline __attribute__((always_inline)) float wm_exp(float x) {
 	ATTR void wm_exp_shift##SUFFIX(float *y, ptrdiff_t n, float m) {                                 \
 		for (ptrdiff_t i = 0; i < n; i++) y[i] = wm_exp(y[i] - m);                                    \
 	}                                                                                                 \
+	ATTR void wm_softplus##SUFFIX(float *y, const float *x, const float *scale, ptrdiff_t n) {       \
+		if (scale == NULL) {                                                                         \
+			for (ptrdiff_t i = 0; i < n; i++) y[i] = WM_SOFTPLUS(x[i]);                              \
+		} else {                                                                                     \
+			for (ptrdiff_t i = 0; i < n; i++) y[i] = WM_SOFTPLUS(x[i]) * scale[i];                   \
+		}                                                                                            \
+	}                                                                                                \
+	ATTR void wm_sigmoid##SUFFIX(float *y, const float *x, const float *scale, ptrdiff_t n) {        \
+		if (scale == NULL) {                                                                         \
+			for (ptrdiff_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + wm_exp(-x[i]));                  \
+		} else {                                                                                     \
+			for (ptrdiff_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + wm_exp(-x[i])) * scale[i];       \
+		}                                                                                            \
+	}                                                                                                \
 	ATTR static inline float wm_dot##SUFFIX(const float *a, const float *b, ptrdiff_t n) {           \
-		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                      \
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                     \
 		ptrdiff_t j = 0;                                                                              \
 		for (; j + 8 <= n; j += 8)                                                                    \
 			for (int l = 0; l < 8; l++) acc[l] += a[j + l] * b[j + l];                                \
@@ -563,6 +611,8 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_gated_silu_avx512 wm_gated_silu_sse
 #define wm_gated_silu_grad_avx512 wm_gated_silu_grad_sse
 #define wm_exp_shift_avx512 wm_exp_shift_sse
+#define wm_softplus_avx512 wm_softplus_sse
+#define wm_sigmoid_avx512 wm_sigmoid_sse
 #define wm_softmax_rows_avx512 wm_softmax_rows_sse
 #define wm_lse_parts_avx512 wm_lse_parts_sse
 #define wm_silu_avx2 wm_silu_sse
@@ -570,6 +620,8 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_gated_silu_avx2 wm_gated_silu_sse
 #define wm_gated_silu_grad_avx2 wm_gated_silu_grad_sse
 #define wm_exp_shift_avx2 wm_exp_shift_sse
+#define wm_softplus_avx2 wm_softplus_sse
+#define wm_sigmoid_avx2 wm_sigmoid_sse
 #define wm_softmax_rows_avx2 wm_softmax_rows_sse
 #define wm_softmax_grad_rows_avx2 wm_softmax_grad_rows_sse
 #define wm_lse_parts_avx2 wm_lse_parts_sse
@@ -626,6 +678,16 @@ static void wm_exp_shift(float *y, ptrdiff_t n, float m) {
 	if (wm_use_avx512()) wm_exp_shift_avx512(y, n, m);
 	else if (wm_use_avx2()) wm_exp_shift_avx2(y, n, m);
 	else wm_exp_shift_sse(y, n, m);
+}
+static void wm_softplus(float *y, const float *x, const float *s, ptrdiff_t n) {
+	if (wm_use_avx512()) wm_softplus_avx512(y, x, s, n);
+	else if (wm_use_avx2()) wm_softplus_avx2(y, x, s, n);
+	else wm_softplus_sse(y, x, s, n);
+}
+static void wm_sigmoid(float *y, const float *x, const float *s, ptrdiff_t n) {
+	if (wm_use_avx512()) wm_sigmoid_avx512(y, x, s, n);
+	else if (wm_use_avx2()) wm_sigmoid_avx2(y, x, s, n);
+	else wm_sigmoid_sse(y, x, s, n);
 }
 static void wm_softmax_rows(float *p, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t last0) {
 	if (wm_use_avx512()) wm_softmax_rows_avx512(p, rows, n, last0);
@@ -737,6 +799,30 @@ func siluGrad32(dst, x, scale []float32) {
 	}
 	if len(dst) > 0 {
 		C.wm_silu_grad(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
+	}
+}
+
+// softplusVec32 sets dst[i] = softplus(x[i]) (times scale[i]): SSD's step
+// sizes (softplus32 of softplus32.go, vectorised in C).
+func softplusVec32(dst, x, scale []float32) {
+	x = x[:len(dst)]
+	if scale != nil {
+		scale = scale[:len(dst)]
+	}
+	if len(dst) > 0 {
+		C.wm_softplus(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
+	}
+}
+
+// sigmoidVec32 sets dst[i] = σ(x[i]) (times scale[i]), softplus's
+// derivative, in C.
+func sigmoidVec32(dst, x, scale []float32) {
+	x = x[:len(dst)]
+	if scale != nil {
+		scale = scale[:len(dst)]
+	}
+	if len(dst) > 0 {
+		C.wm_sigmoid(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
 	}
 }
 

@@ -47,6 +47,7 @@ var activationChecks = []kernelCheck{
 	{"softmax rows", TestFloat32SoftmaxRowsMatchFloat64},
 	{"softmax NaN", TestFloat32SoftmaxRowsNaN},
 	{"log-sum-exp", TestFloat32LogSumExpPartsMatchFloat64},
+	{"softplus and sigmoid", TestFloat32SoftplusKernels},
 }
 
 func runKernelChecks(t *testing.T, checks []kernelCheck) {

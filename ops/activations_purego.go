@@ -7,6 +7,8 @@ package ops
 
 func silu32(dst, x, scale []float32)                            { siluGo32(dst, x, scale) }
 func siluGrad32(dst, x, scale []float32)                        { siluGradGo32(dst, x, scale) }
+func softplusVec32(dst, x, scale []float32)                     { softplusGo32(dst, x, scale) }
+func sigmoidVec32(dst, x, scale []float32)                      { sigmoidGo32(dst, x, scale) }
 func gatedSiLU32(y, x, z []float32)                             { gatedSiLUGo32(y, x, z) }
 func gatedSiLUGrad32(dx, dz, g, x, z []float32)                 { gatedSiLUGradGo32(dx, dz, g, x, z) }
 func expShift32(row []float32, m float32)                       { expShiftGo32(row, m) }

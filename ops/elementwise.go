@@ -32,7 +32,7 @@ var (
 		f:   func(x float64) float64 { return x * sigmoid(x) },
 		df:  func(x float64) float64 { s := sigmoid(x); return s * (1 + x*(1-s)) },
 		f32: silu32, df32: siluGrad32}
-	softplusFunc = unaryFunc{name: "softplus", f: softplus, df: sigmoid, f32: softplusGo32, df32: sigmoidGo32}
+	softplusFunc = unaryFunc{name: "softplus", f: softplus, df: sigmoid, f32: softplusVec32, df32: sigmoidVec32}
 	reluFunc     = unaryFunc{name: "relu",
 		f: func(x float64) float64 { return math.Max(x, 0) },
 		df: func(x float64) float64 {
