@@ -130,3 +130,27 @@ func TestBenchBLASCoreNote(t *testing.T) {
 		t.Errorf("forced kernels: %q does not say who named them", got)
 	}
 }
+
+// The share of the ceiling is judged per d_model: 0.6 at d_model 64, 0.9
+// at 256; a row of another width is left out, and one faster than its
+// ceiling is not counted as met.
+func TestBenchCeilingShare(t *testing.T) {
+	row := func(d int, train, eval float64) benchRow {
+		// 1024 tokens a step, 1 GFLOP a step at 100 GFLOP/s: a ceiling of
+		// 102400 tok/s for both paths.
+		return benchRow{Pattern: "(SM)4", Size: benchSize{D: d, T: 512, B: 2}, Threads: 1, GemmRate: 100,
+			WM: benchResult{Train: train * 102400, Eval: eval * 102400, TrainGFLOP: 1, EvalGFLOP: 1}}
+	}
+	got := benchAnalysis([]benchRow{row(64, 0.7, 0.599), row(256, 0.85, 0.95), row(128, 0.1, 0.1), row(64, 1.2, 0.6)})
+	for _, want := range []string{
+		"**Training at its share of the matrix-product ceiling (wm ÷ ceiling ≥ 0.6 at d_model 64, ≥ 0.9 at d_model 256):** met in 1 of 3 rows. Met: (SM)4 d64 t512 b2 ×1 0.700. Not met: (SM)4 d256 t512 b2 ×1 0.850 (target 0.9); (SM)4 d64 t512 b2 ×1 ceiling not valid (wm above it).",
+		"**Evaluation at its share of the matrix-product ceiling (wm ÷ ceiling ≥ 0.6 at d_model 64, ≥ 0.9 at d_model 256):** met in 2 of 3 rows. Met: (SM)4 d256 t512 b2 ×1 0.950; (SM)4 d64 t512 b2 ×1 0.600. Not met: (SM)4 d64 t512 b2 ×1 0.599 (target 0.6).",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "d128 t512 b2 ×1 0.100") {
+		t.Errorf("a d_model 128 row was judged:\n%s", got)
+	}
+}
