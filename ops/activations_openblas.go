@@ -147,7 +147,7 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 		}                                                                                            \
 	}                                                                                                \
 	ATTR static inline float wm_dot##SUFFIX(const float *a, const float *b, ptrdiff_t n) {           \
-		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                     \
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                      \
 		ptrdiff_t j = 0;                                                                              \
 		for (; j + 8 <= n; j += 8)                                                                    \
 			for (int l = 0; l < 8; l++) acc[l] += a[j + l] * b[j + l];                                \
@@ -782,48 +782,37 @@ func KernelISA() string {
 	return "sse2"
 }
 
-func silu32(dst, x, scale []float32) {
+// unaryC runs a C kernel of the form f(y, x, scale, n) (scale may be
+// NULL) on dst = f(x) (times scale), after checking that x and scale are
+// as long as dst.
+func unaryC(dst, x, scale []float32, f func(y, x, s *C.float, n C.ptrdiff_t)) {
 	x = x[:len(dst)]
 	if scale != nil {
 		scale = scale[:len(dst)]
 	}
 	if len(dst) > 0 {
-		C.wm_silu(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
+		f(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
 	}
 }
 
+func silu32(dst, x, scale []float32) {
+	unaryC(dst, x, scale, func(y, x, s *C.float, n C.ptrdiff_t) { C.wm_silu(y, x, s, n) })
+}
+
 func siluGrad32(dst, x, scale []float32) {
-	x = x[:len(dst)]
-	if scale != nil {
-		scale = scale[:len(dst)]
-	}
-	if len(dst) > 0 {
-		C.wm_silu_grad(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
-	}
+	unaryC(dst, x, scale, func(y, x, s *C.float, n C.ptrdiff_t) { C.wm_silu_grad(y, x, s, n) })
 }
 
 // softplusVec32 sets dst[i] = softplus(x[i]) (times scale[i]): SSD's step
 // sizes (softplus32 of softplus32.go, vectorised in C).
 func softplusVec32(dst, x, scale []float32) {
-	x = x[:len(dst)]
-	if scale != nil {
-		scale = scale[:len(dst)]
-	}
-	if len(dst) > 0 {
-		C.wm_softplus(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
-	}
+	unaryC(dst, x, scale, func(y, x, s *C.float, n C.ptrdiff_t) { C.wm_softplus(y, x, s, n) })
 }
 
 // sigmoidVec32 sets dst[i] = σ(x[i]) (times scale[i]), softplus's
 // derivative, in C.
 func sigmoidVec32(dst, x, scale []float32) {
-	x = x[:len(dst)]
-	if scale != nil {
-		scale = scale[:len(dst)]
-	}
-	if len(dst) > 0 {
-		C.wm_sigmoid(f32p(dst), f32p(x), f32p(scale), C.ptrdiff_t(len(dst)))
-	}
+	unaryC(dst, x, scale, func(y, x, s *C.float, n C.ptrdiff_t) { C.wm_sigmoid(y, x, s, n) })
 }
 
 func gatedSiLU32(y, x, z []float32) {
