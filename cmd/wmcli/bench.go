@@ -60,6 +60,10 @@ type benchResult struct {
 	// BLASCore is the kernels OpenBLAS ran ("Cooperlake"; ops.BLASCore on
 	// wm's side, openblas_get_corename on the peer's), "" for another BLAS.
 	BLASCore string `json:"blas_core,omitempty"`
+	// Sched is the scheduling policy the side's process ran under
+	// ("batch", "normal"; ops.SchedulingPolicy, os.sched_getscheduler on the
+	// peer's), "" where the system does not say.
+	Sched string `json:"sched,omitempty"`
 	// wm only: matrix-product work per step (GFLOP), and the BLAS's
 	// measured rate (GFLOP/s) for `bench-one --gemm-rate`.
 	TrainGFLOP float64 `json:"train_gflop,omitempty"`
@@ -105,7 +109,8 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	total, _, _ := graph.CountConfig(cfg)
-	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(),
+	sched, _ := ops.SchedulingPolicy() // "" where the system has no policies to name
+	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched,
 		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9}
 	// The replay's operands come after the peak RSS is read, so that they
 	// are not counted as the measurement's memory.
@@ -156,12 +161,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	analysis := benchAnalysis(rows)
-	fmt.Fprint(stdout, "\n"+analysis+"\n"+blasCoreNote(rows)+"\n")
+	fmt.Fprint(stdout, "\n"+analysis+"\n"+blasCoreNote(rows)+" "+schedNote(rows)+"\n")
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32). %s. %s\n\n"+
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows), cfg.reps, cfg.rounds)
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}

@@ -393,6 +393,45 @@ func blasCoreNote(rows []benchRow) string {
 	return s + "."
 }
 
+// schedNote says which scheduling policies wm's and the peer's processes
+// ran under (wm bench sets SCHED_BATCH on itself, and both sides' processes
+// inherit it; WM_SCHED=normal leaves the default) and names the rows where
+// the two differ: there the comparison is not like for like.
+func schedNote(rows []benchRow) string {
+	var wm, peer, differ []string
+	for _, r := range rows {
+		wm = appendNew(wm, policyName(r.WM.Sched))
+		if r.Peer.Train == 0 && r.Peer.Eval == 0 {
+			continue // no peer ran
+		}
+		peer = appendNew(peer, policyName(r.Peer.Sched))
+		if r.WM.Sched != r.Peer.Sched {
+			differ = append(differ, r.label())
+		}
+	}
+	s := "Scheduling policy: wm " + strings.Join(wm, ", ")
+	if len(peer) > 0 {
+		s += "; peer " + strings.Join(peer, ", ")
+	}
+	if len(differ) > 0 {
+		return s + ". **Not like for like:** the two sides ran under different policies in " + strings.Join(differ, "; ") + "."
+	}
+	return s + "."
+}
+
+// policyName is a side's scheduling policy as the report names it.
+func policyName(p string) string {
+	switch p {
+	case "":
+		return "not reported"
+	case "batch":
+		return "batch (SCHED_BATCH)"
+	case "normal":
+		return "normal (SCHED_OTHER)"
+	}
+	return p
+}
+
 // appendNew appends s to list unless list has it.
 func appendNew(list []string, s string) []string {
 	for _, x := range list {

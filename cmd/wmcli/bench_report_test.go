@@ -131,6 +131,29 @@ func TestBenchBLASCoreNote(t *testing.T) {
 	}
 }
 
+// The header names the scheduling policy of both sides, and the rows where
+// they differ; rows without a peer count only for wm's side.
+func TestBenchSchedNote(t *testing.T) {
+	row := func(pat, wm, peer string) benchRow {
+		return benchRow{Pattern: pat, Size: benchSize{D: 64, T: 256, B: 8}, Threads: 2,
+			WM: benchResult{Train: 2, Sched: wm}, Peer: benchResult{Train: 1, Sched: peer}}
+	}
+	same := []benchRow{row("(SM)4", "batch", "batch"), row("(AM)4", "batch", "batch")}
+	if got, want := schedNote(same), "Scheduling policy: wm batch (SCHED_BATCH); peer batch (SCHED_BATCH)."; got != want {
+		t.Errorf("same policy: got %q, want %q", got, want)
+	}
+	noPeer := row("(SE)3 IE", "batch", "")
+	noPeer.Peer = benchResult{}
+	mixed := append(same, row("(SR)3 AR", "batch", "normal"), row("(SH)3 AH", "", ""), noPeer)
+	got := schedNote(mixed)
+	for _, want := range []string{"wm batch (SCHED_BATCH), not reported; peer batch (SCHED_BATCH), normal (SCHED_OTHER), not reported",
+		"**Not like for like:** the two sides ran under different policies in (SR)3 AR d64 t256 b8 ×2."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("mixed policies: %q lacks %q", got, want)
+		}
+	}
+}
+
 // The share of the ceiling is judged per d_model: 0.6 at d_model 64, 0.9
 // at 256; a row of another width is left out, and one faster than its
 // ceiling is not counted as met.

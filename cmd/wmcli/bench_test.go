@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // wm bench measures each configuration in a child process and writes the
@@ -63,5 +65,15 @@ func TestBench(t *testing.T) {
 	// On 2 cores the peer runs in both thread layouts and names the faster.
 	if !regexp.MustCompile(`\| 2 \| [12] \| (2×1|1×2) \| \d+ \| \d+ \| \d+\.\d\d× \|`).Match(md) || strings.Contains(string(res), "not like for like") {
 		t.Errorf("peer ratios missing or parameter counts differ:\n%s\n%s", md, res)
+	}
+	// Both sides' processes inherit wm bench's scheduling policy: batch,
+	// where the system allows it.
+	want := `Scheduling policy: wm batch \(SCHED_BATCH\); peer batch \(SCHED_BATCH\)\.`
+	if err := ops.SetSchedulingPolicy("batch"); err != nil {
+		t.Logf("SCHED_BATCH refused here (%v): only checking that both sides ran under one policy", err)
+		want = `Scheduling policy: wm (\w+) \(SCHED_\w+\); peer \1 \(SCHED_\w+\)\.`
+	}
+	if !regexp.MustCompile(want).Match(md) {
+		t.Errorf("bench.md's header does not name one scheduling policy for both sides (%s):\n%s", want, md)
 	}
 }

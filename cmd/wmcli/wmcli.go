@@ -52,6 +52,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if stepCommands[args[0]] {
+		if err := setStepScheduling(stderr); err != nil {
+			fmt.Fprintf(stderr, "wm %s: %v\n", args[0], err)
+			return 2
+		}
+	}
 	switch args[0] {
 	case "info":
 		fmt.Fprintf(stdout, "wonderful-matrices-go\nBLAS: %s\nfloat32 kernels: %s\nGo: %s, GOMAXPROCS %d\nops:\n", blasDescription(), ops.KernelISA(), runtime.Version(), runtime.GOMAXPROCS(0))

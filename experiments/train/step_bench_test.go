@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -22,14 +23,20 @@ import (
 // (shards=1) and split over two graphs at once (shards=2, data
 // parallelism: compare the two with -cpu 2; at -cpu 1 the shards' BLAS
 // calls still run on other cores, because cgo calls do not count against
-// GOMAXPROCS, so pin the process with taskset to measure one core). Use it
-// with -cpuprofile.
+// GOMAXPROCS, so pin the process with taskset to measure one core). Like
+// wm's step commands, it runs under SCHED_BATCH (ops.SetSchedulingPolicy;
+// WM_SCHED=normal keeps Linux's default). Use it with -cpuprofile.
 func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
 
 // BenchmarkEvalStep is BenchmarkTrainStep without gradients or update.
 func BenchmarkEvalStep(b *testing.B) { benchStep(b, false) }
 
 func benchStep(b *testing.B, withGrad bool) {
+	if os.Getenv("WM_SCHED") != "normal" {
+		if err := ops.SetSchedulingPolicy("batch"); err != nil {
+			b.Logf("running under the default policy: %v", err)
+		}
+	}
 	sizes := []stepSize{{64, 256, 8}, {256, 1024, 4}}
 	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(SR)3 AR", "(SH)3 AH", "(AM)4"} {
 		for _, z := range sizes {

@@ -5,13 +5,14 @@ defaults, timed the same way (one warm-up, then reps training steps with
 AdamW, and reps forward passes without gradients), in float32 on the CPU.
 
 Prints one JSON line: {"train": tokens/s, "eval": tokens/s, "rss_mb": peak,
-"blas_core": OpenBLAS's kernels, ...}.
+"blas_core": OpenBLAS's kernels, "sched": the scheduling policy, ...}.
 Run by `wm bench` with /usr/bin/python3 (Debian's python3-torch); not part
 of the library.
 """
 import argparse
 import json
 import math
+import os
 import re
 import resource
 import time
@@ -265,6 +266,15 @@ class Model(nn.Module):
         return loss
 
 
+def sched_policy():
+    """The process's scheduling policy, named as wm bench-one names its own
+    (it inherits wm bench's, SCHED_BATCH unless WM_SCHED=normal)."""
+    names = {os.SCHED_OTHER: "normal", os.SCHED_BATCH: "batch", os.SCHED_IDLE: "idle",
+             os.SCHED_FIFO: "fifo", os.SCHED_RR: "rr"}
+    p = os.sched_getscheduler(0) & ~0x40000000  # SCHED_RESET_ON_FORK
+    return names.get(p, "policy %d" % p)
+
+
 def openblas_core():
     """The kernels OpenBLAS chose (openblas_get_corename), as wm bench-one
     reports its own: torch's products go to the same Debian libopenblas, and
@@ -316,6 +326,7 @@ def main():
     out["params"] = sum(p.numel() for p in m.parameters())
     out["torch"] = torch.__version__
     out["blas_core"] = openblas_core()
+    out["sched"] = sched_policy()
     print(json.dumps(out))
 
 
