@@ -1,7 +1,10 @@
 package train
 
 import (
+	"runtime"
+	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -134,28 +137,66 @@ func shardWeights(targets [][]int, n int) []float64 {
 }
 
 // combineGradients sets p.combined[i] = Σ_k w_k ∇_k[i], summing in shard
-// order.
+// order. The parameters are shared out to GOMAXPROCS goroutines, largest
+// first; each parameter's sum is made by one goroutine in shard order, so
+// the values do not depend on the split.
 func (p *program) combineGradients(w []float64) {
-	for i, dst := range p.combined {
-		switch d := dst.(type) {
-		case []float32:
-			combineInto(d, p, i, w)
-		case []float64:
-			combineInto(d, p, i, w)
-		}
+	order := make([]int, len(p.combined))
+	for i := range order {
+		order[i] = i
 	}
+	size := func(i int) int {
+		switch d := p.combined[i].(type) {
+		case []float32:
+			return len(d)
+		case []float64:
+			return len(d)
+		}
+		return 0
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size(order[a]) > size(order[b]) })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(order)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int(next.Add(1) - 1); n < len(order); n = int(next.Add(1) - 1) {
+				i := order[n]
+				switch d := p.combined[i].(type) {
+				case []float32:
+					combineInto(d, p, i, w)
+				case []float64:
+					combineInto(d, p, i, w)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func combineInto[T float32 | float64](dst []T, p *program, i int, w []float64) {
-	clear(dst)
+	first := true
 	for k, s := range p.shards {
 		if w[k] == 0 {
 			continue
 		}
 		g := s.grads[i].Value().Data().([]T)
 		wk := T(w[k])
+		if first {
+			// 0 + wk·v, as an add to a cleared dst would give (and so -0
+			// becomes +0), without the pass that clears it.
+			for j, v := range g {
+				dst[j] = 0 + wk*v
+			}
+			first = false
+			continue
+		}
 		for j, v := range g {
 			dst[j] += wk * v
 		}
+	}
+	if first {
+		clear(dst) // no shard has a labelled target
 	}
 }

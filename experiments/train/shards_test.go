@@ -99,6 +99,42 @@ func float64Model(t *testing.T, cfg graph.Config) *graph.Model {
 	return m
 }
 
+// A batch with no labelled target gives every shard a weight of 0; the
+// sharded gradients are then the one graph's (zero), not what the previous
+// batch left in the combined buffers.
+func TestShardsWithNothingLabelled(t *testing.T) {
+	const bs, seqLen = 4, 8
+	cfg := graph.Config{Pattern: "S M A", Vocab: 50, DModel: 16, Heads: 2, MaxPosition: 16}
+	m := float64Model(t, cfg)
+	one, err := compile(m, bs, seqLen, true)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	sharded, err := compileShards(m, bs, seqLen, true, 2)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	ids, targets := shardBatch(1, bs, seqLen, cfg.Vocab, false)
+	runProgram(t, sharded, ids, targets)
+	for i := range targets {
+		for j := range targets[i] {
+			targets[i][j] = data.Ignore
+		}
+	}
+	wantLoss, _, want := runProgram(t, one, ids, targets)
+	loss, _, got := runProgram(t, sharded, ids, targets)
+	if loss != wantLoss {
+		t.Errorf("loss %v, one graph %v", loss, wantLoss)
+	}
+	for i := range want {
+		for j := range want[i] {
+			if got[i][j] != want[i][j] {
+				t.Fatalf("gradient of %s[%d] is %v with nothing labelled, one graph %v", one.params[i].Name, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
 // With routed MoE's load-balancing loss, the sharded total loss is the
 // mean of the shards' total losses, each as one graph on its half of the
 // batch computes it, while the cross-entropy is still the whole batch's.
