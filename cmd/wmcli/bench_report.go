@@ -370,27 +370,8 @@ func scaling(b *strings.Builder, rows []benchRow) {
 // OPENBLAS_CORETYPE) and names the rows where the two differ: there the
 // comparison is not like for like.
 func blasCoreNote(rows []benchRow) string {
-	var wm, peer []string
-	var differ []string
-	for _, r := range rows {
-		wm = appendNew(wm, coreName(r.WM.BLASCore))
-		if r.Peer.Train == 0 && r.Peer.Eval == 0 {
-			continue // no peer ran
-		}
-		peer = appendNew(peer, coreName(r.Peer.BLASCore))
-		if r.WM.BLASCore != r.Peer.BLASCore {
-			differ = append(differ, r.label())
-		}
-	}
-	s := "OpenBLAS kernels: wm " + strings.Join(wm, ", ")
-	if len(peer) > 0 {
-		s += "; peer " + strings.Join(peer, ", ")
-	}
-	s += " (" + blasChooser() + ")"
-	if len(differ) > 0 {
-		return s + ". **Not like for like:** the two sides ran different kernels in " + strings.Join(differ, "; ") + "."
-	}
-	return s + "."
+	return sidesNote(rows, "OpenBLAS kernels", " ("+blasChooser()+")", "different kernels",
+		func(r benchResult) string { return coreName(r.BLASCore) })
 }
 
 // schedNote says which scheduling policies wm's and the peer's processes
@@ -398,23 +379,33 @@ func blasCoreNote(rows []benchRow) string {
 // inherit it; WM_SCHED=normal leaves the default) and names the rows where
 // the two differ: there the comparison is not like for like.
 func schedNote(rows []benchRow) string {
-	var wm, peer, differ []string
+	return sidesNote(rows, "Scheduling policy", "", "under different policies",
+		func(r benchResult) string { return policyName(r.Sched) })
+}
+
+// sidesNote is "title: wm A, B; peer A" for a setting each side reports
+// (name gives it from a side's result), with after appended, and the rows
+// where the two sides' settings differ named as not like for like ("the
+// two sides ran <differ> in ..."). Rows without a peer count only for wm.
+func sidesNote(rows []benchRow, title, after, differ string, name func(benchResult) string) string {
+	var wm, peer, unlike []string
 	for _, r := range rows {
-		wm = appendNew(wm, policyName(r.WM.Sched))
+		wm = appendNew(wm, name(r.WM))
 		if r.Peer.Train == 0 && r.Peer.Eval == 0 {
 			continue // no peer ran
 		}
-		peer = appendNew(peer, policyName(r.Peer.Sched))
-		if r.WM.Sched != r.Peer.Sched {
-			differ = append(differ, r.label())
+		peer = appendNew(peer, name(r.Peer))
+		if name(r.WM) != name(r.Peer) {
+			unlike = append(unlike, r.label())
 		}
 	}
-	s := "Scheduling policy: wm " + strings.Join(wm, ", ")
+	s := title + ": wm " + strings.Join(wm, ", ")
 	if len(peer) > 0 {
 		s += "; peer " + strings.Join(peer, ", ")
 	}
-	if len(differ) > 0 {
-		return s + ". **Not like for like:** the two sides ran under different policies in " + strings.Join(differ, "; ") + "."
+	s += after
+	if len(unlike) > 0 {
+		return s + ". **Not like for like:** the two sides ran " + differ + " in " + strings.Join(unlike, "; ") + "."
 	}
 	return s + "."
 }

@@ -131,21 +131,20 @@ func TestBenchBLASCoreNote(t *testing.T) {
 	}
 }
 
-// The header names the scheduling policy of both sides, and the rows where
-// they differ; rows without a peer count only for wm's side.
+// The header names the scheduling policy of both sides (sidesNote, as for
+// the kernels above), and the rows where they differ.
 func TestBenchSchedNote(t *testing.T) {
-	row := func(pat, wm, peer string) benchRow {
-		return benchRow{Pattern: pat, Size: benchSize{D: 64, T: 256, B: 8}, Threads: 2,
-			WM: benchResult{Train: 2, Sched: wm}, Peer: benchResult{Train: 1, Sched: peer}}
+	side := func(sched string) benchResult { return benchResult{Train: 1, Sched: sched} }
+	z := benchSize{D: 64, T: 256, B: 8}
+	rows := []benchRow{
+		{Pattern: "(SM)4", Size: z, Threads: 2, WM: side("batch"), Peer: side("batch")},
+		{Pattern: "(SR)3 AR", Size: z, Threads: 2, WM: side("batch"), Peer: side("normal")},
+		{Pattern: "(SH)3 AH", Size: z, Threads: 2, WM: side(""), Peer: side("")},
 	}
-	same := []benchRow{row("(SM)4", "batch", "batch"), row("(AM)4", "batch", "batch")}
-	if got, want := schedNote(same), "Scheduling policy: wm batch (SCHED_BATCH); peer batch (SCHED_BATCH)."; got != want {
+	if got, want := schedNote(rows[:1]), "Scheduling policy: wm batch (SCHED_BATCH); peer batch (SCHED_BATCH)."; got != want {
 		t.Errorf("same policy: got %q, want %q", got, want)
 	}
-	noPeer := row("(SE)3 IE", "batch", "")
-	noPeer.Peer = benchResult{}
-	mixed := append(same, row("(SR)3 AR", "batch", "normal"), row("(SH)3 AH", "", ""), noPeer)
-	got := schedNote(mixed)
+	got := schedNote(rows)
 	for _, want := range []string{"wm batch (SCHED_BATCH), not reported; peer batch (SCHED_BATCH), normal (SCHED_OTHER), not reported",
 		"**Not like for like:** the two sides ran under different policies in (SR)3 AR d64 t256 b8 ×2."} {
 		if !strings.Contains(got, want) {

@@ -76,13 +76,7 @@ func TestReusedBuffersMatchFreshProgram(t *testing.T) {
 			if lossB != wantB {
 				t.Errorf("second run's loss %v, a fresh program gives %v", lossB, wantB)
 			}
-			for i := range wantGrads {
-				for j := range wantGrads[i] {
-					if gradsB[i][j] != wantGrads[i][j] {
-						t.Fatalf("gradient of %s[%d]: second run %v, fresh program %v", reused.params[i].Name, j, gradsB[i][j], wantGrads[i][j])
-					}
-				}
-			}
+			sameGradients(t, reused, gradsB, wantGrads, "second run", "fresh program")
 		})
 	}
 }

@@ -31,6 +31,20 @@ func shardBatch(seed int64, bs, seqLen, vocab int, ignore bool) (ids, targets []
 	return ids, targets
 }
 
+// sameGradients fails the test at the first value where got (from a program
+// named gotName) and want (wantName) differ in any bit; p names the
+// parameters.
+func sameGradients(t *testing.T, p *program, got, want [][]float64, gotName, wantName string) {
+	t.Helper()
+	for i := range want {
+		for j := range want[i] {
+			if got[i][j] != want[i][j] {
+				t.Fatalf("gradient of %s[%d]: %s %v, %s %v", p.params[i].Name, j, gotName, got[i][j], wantName, want[i][j])
+			}
+		}
+	}
+}
+
 // runProgram runs p once and returns its loss, cross-entropy and a copy of
 // its gradients.
 func runProgram(t *testing.T, p *program, ids, targets [][]int) (loss, ce float64, grads [][]float64) {
@@ -126,13 +140,7 @@ func TestShardsWithNothingLabelled(t *testing.T) {
 	if loss != wantLoss {
 		t.Errorf("loss %v, one graph %v", loss, wantLoss)
 	}
-	for i := range want {
-		for j := range want[i] {
-			if got[i][j] != want[i][j] {
-				t.Fatalf("gradient of %s[%d] is %v with nothing labelled, one graph %v", one.params[i].Name, j, got[i][j], want[i][j])
-			}
-		}
-	}
+	sameGradients(t, one, got, want, "with nothing labelled, sharded", "one graph")
 }
 
 // With routed MoE's load-balancing loss, the sharded total loss is the
