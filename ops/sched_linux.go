@@ -41,7 +41,9 @@ const (
 // monitor included, does not preempt one that is running; it waits for a
 // time slice to end, so the runtime's checks stop interrupting the
 // products (the same step: about 25 context switches, none of the slow
-// episodes).
+// episodes). The cost is in steps made of short calls, where a thread woken
+// to run a goroutine now waits for a busy core's time slice too: two-thread
+// evaluation at d_model 64 measured about 3% slower (docs/performance.md).
 //
 // Threads that appear while the call walks /proc/self/task are caught by
 // walking again until a walk finds no new thread. It returns an error naming

@@ -15,8 +15,8 @@ import (
 var stepCommands = map[string]bool{"train": true, "generate": true, "run": true, "sweep": true, "bench": true, "bench-one": true}
 
 // schedEnv names the environment variable that chooses the scheduling
-// policy of the step commands: "batch" (the default) or "normal" (leave the
-// process as it was started).
+// policy of the step commands: "batch" (the default) or "normal" (Linux's
+// default, SCHED_OTHER).
 const schedEnv = "WM_SCHED"
 
 // setStepScheduling applies WM_SCHED before a step command with
