@@ -30,7 +30,7 @@ func TestBenchAnalysis(t *testing.T) {
 	rows[3].RoundTrain = []float64{1.2, 1.1}  // both below: settled
 	rows[3].RoundEval = []float64{1.95, 2.05} // evaluation's best is 1.2× here, rounds aside
 	got := benchAnalysis(rows)
-	for _, want := range []string{
+	reportHas(t, got,
 		"**Training ≥ 2× the peer:** met in 1 of 4 rows; 1 of them unsettled (one round above 2×, another below).",
 		"(SM)4 d64 t512 b2 ×1 2.50× (unsettled: rounds 2.50×, 1.90×)",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56× (unsettled: rounds 1.95×, 2.05×)",
@@ -40,11 +40,7 @@ func TestBenchAnalysis(t *testing.T) {
 		"(SM)4 d64 ×2 0.90× (met)",
 		"(SM)4 d64 t512: wm 1.60×, peer 5.00×",
 		"| (SM)4 d64 t512 b2 ×1 | 100 | 1.00 | 102400 |",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("report lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if strings.Contains(got, "rounds 1.20×") {
 		t.Errorf("rounds on one side of 2× are marked unsettled:\n%s", got)
 	}
@@ -58,14 +54,10 @@ func TestBenchCeilingCheck(t *testing.T) {
 		WM:   benchResult{Train: 3600 * 1.17, Eval: 100, TrainGFLOP: 70.25, EvalGFLOP: 23.3},
 		Peer: benchResult{Train: 3500, Eval: 90}}
 	got := benchAnalysis([]benchRow{r})
-	for _, want := range []string{
+	reportHas(t, got,
 		"**Ceiling check failed** in 1 rows ((SM)4 d256 t1024 b4 ×1)",
 		"(SM)4 d256 t1024 b4 ×1 1.20×, ceiling not valid (wm above it)",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("report lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	r.GemmRate = 91
 	if got := benchAnalysis([]benchRow{r}); strings.Contains(got, "Ceiling check failed") || strings.Contains(got, "not valid") {
 		t.Errorf("a row below its ceiling failed the check:\n%s", got)
@@ -84,16 +76,12 @@ func TestBenchProductCeiling(t *testing.T) {
 	// Train: ceiling 102400 tok/s = 2.56× the peer; products alone 60000 = 1.50×.
 	// Eval: products alone 600000 tok/s = 5.00×, reachable.
 	got := benchAnalysis([]benchRow{r})
-	for _, want := range []string{
+	reportHas(t, got,
 		"(AM)4 d64 t512 b2 ×2 1.20×, out of reach: ceiling 2.56×, its own products alone 1.50×",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56×, its own products alone 5.00×", // evaluation
 		"| (AM)4 d64 t512 b2 ×2 | 17.1 | 59 | 60000 | 0.80× | 1.50× | 1.7 | 195 | 600000 | 0.24× | 5.00× |",
 		"Out of reach on this machine: 1 of the 1 not met.",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("report lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if strings.Contains(got, "Ceiling check failed") {
 		t.Errorf("a row below both ceilings failed the check:\n%s", got)
 	}
@@ -164,15 +152,21 @@ func TestBenchCeilingShare(t *testing.T) {
 			WM: benchResult{Train: train * 102400, Eval: eval * 102400, TrainGFLOP: 1, EvalGFLOP: 1}}
 	}
 	got := benchAnalysis([]benchRow{row(64, 0.7, 0.599), row(256, 0.85, 0.95), row(128, 0.1, 0.1), row(64, 1.2, 0.6)})
-	for _, want := range []string{
+	reportHas(t, got,
 		"**Training at its share of the matrix-product ceiling (wm ÷ ceiling ≥ 0.6 at d_model 64, ≥ 0.9 at d_model 256):** met in 1 of 3 rows. Met: (SM)4 d64 t512 b2 ×1 0.700. Not met: (SM)4 d256 t512 b2 ×1 0.850 (target 0.9); (SM)4 d64 t512 b2 ×1 ceiling not valid (wm above it).",
 		"**Evaluation at its share of the matrix-product ceiling (wm ÷ ceiling ≥ 0.6 at d_model 64, ≥ 0.9 at d_model 256):** met in 2 of 3 rows. Met: (SM)4 d256 t512 b2 ×1 0.950; (SM)4 d64 t512 b2 ×1 0.600. Not met: (SM)4 d64 t512 b2 ×1 0.599 (target 0.6).",
-	} {
+	)
+	if strings.Contains(got, "d128 t512 b2 ×1 0.100") {
+		t.Errorf("a d_model 128 row was judged:\n%s", got)
+	}
+}
+
+// reportHas fails the test for each of wants that the report got lacks.
+func reportHas(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
-	}
-	if strings.Contains(got, "d128 t512 b2 ×1 0.100") {
-		t.Errorf("a d_model 128 row was judged:\n%s", got)
 	}
 }
