@@ -134,3 +134,35 @@ func BenchmarkSoftmaxRowsVariants(b *testing.B) {
 		})
 	}
 }
+
+// The AVX-512 exponential (wm_exp16, through the log-sum-exp parts) gives
+// the AVX2 one's bits (wm_exp8) for every float32 exponent: a sweep of
+// about 700,000 arguments from 95 down to the smallest positive float and
+// from the largest negative subnormal down to −120, taken as x − max with
+// max = 95.5, so that the results run from 1 through the subnormals to 0;
+// and −Inf and NaN.
+func TestExp16EqualsExp8(t *testing.T) {
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelAVX512) != levelAVX512 {
+		t.Skip("this CPU has no AVX-512")
+	}
+	var row []float32
+	const stride = 3001
+	for b := math.Float32bits(95); b >= stride; b -= stride {
+		row = append(row, math.Float32frombits(b))
+	}
+	for b := uint32(0x80000001); b < math.Float32bits(-120); b += stride {
+		row = append(row, math.Float32frombits(b))
+	}
+	row = append(row, 95.5, float32(math.Inf(-1)), float32(math.NaN()))
+	avx512, avx2 := make([]float32, len(row)), make([]float32, len(row))
+	lseParts32(row, avx512)
+	setKernelLevel(levelAVX2)
+	lseParts32(row, avx2)
+	for i := range row {
+		if math.Float32bits(avx512[i]) != math.Float32bits(avx2[i]) {
+			t.Fatalf("exp(%g − 95.5) = %g (%#x) in AVX-512, %g (%#x) in AVX2", row[i], avx512[i],
+				math.Float32bits(avx512[i]), avx2[i], math.Float32bits(avx2[i]))
+		}
+	}
+}
