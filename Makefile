@@ -50,7 +50,7 @@ bench-peer: deps
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch >/dev/null; \
 	fi
-	$(GO) run -tags openblas ./cmd/wm bench --reps 8 --out docs/bench.md
+	$(GO) run -tags openblas ./cmd/wm bench --reps 8 --out docs/bench.md --resume
 
 fmt:
 	gofmt -w .

@@ -152,11 +152,21 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	defer cleanup()
+	var journal *benchJournal
+	if cfg.out != "" {
+		if journal, err = cfg.openJournal(self, peerScript, torchVersion); err != nil {
+			return fail(2, err)
+		}
+		defer journal.finish(false)
+		if len(journal.rounds) > 0 {
+			fmt.Fprintf(stderr, "wm bench: resuming from %s (%d rounds measured)\n", journal.path, len(journal.rounds))
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | wm shards | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	fmt.Fprint(stdout, b.String())
-	rows, err := cfg.measure(self, peerScript, &b, stdout, stderr)
+	rows, err := cfg.measure(self, peerScript, journal, &b, stdout, stderr)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -168,6 +178,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
+			return fail(1, err)
+		}
+		if err := journal.finish(true); err != nil {
 			return fail(1, err)
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", cfg.out)
@@ -187,6 +200,23 @@ type benchSettings struct {
 	reps        int
 	rounds      int
 	peer, out   string
+	// resume continues the run whose journal is beside out.
+	resume bool
+}
+
+// openJournal opens the journal beside cfg.out for these settings, this
+// wm binary and this peer.
+func (cfg benchSettings) openJournal(self, peerScript, torchVersion string) (*benchJournal, error) {
+	hash, err := executableHash(self)
+	if err != nil {
+		return nil, err
+	}
+	peer := cfg.peer
+	if peerScript == "" {
+		peer = ""
+	}
+	return openBenchJournal(cfg.out, journalSettings{Binary: hash, Patterns: cfg.pats, Sizes: cfg.base, SSDSizes: cfg.extra, Procs: cfg.procs,
+		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, Torch: torchVersion}, cfg.resume)
 }
 
 // parseBenchArgs reads wm bench's flags and checks them.
@@ -202,12 +232,16 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		reps     = fs.Int("reps", 8, "timed steps after one warm-up (wm needs several steps in a fresh process to reach its steady speed)")
 		rounds   = fs.Int("rounds", 2, "times each configuration is measured, wm and the peer taking turns; each keeps its best figure")
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
-		out      = fs.String("out", "", "also write the table to this Markdown file")
+		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written)")
+		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
 	)
 	if err := fs.Parse(args); err != nil {
 		return benchSettings{}, errBadFlags
 	}
-	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, out: *out}
+	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, out: *out, resume: *resume}
+	if cfg.resume && cfg.out == "" {
+		return cfg, errors.New("--resume: needs --out (the journal of the run to continue is kept beside it)")
+	}
 	if cfg.reps < 1 {
 		return cfg, errors.Errorf("--reps: must be >= 1, got %d", cfg.reps)
 	}
@@ -264,15 +298,20 @@ func preparePeer(python string, stderr io.Writer) (script, torchVersion string, 
 // measure runs every pattern, size and thread count, wm and the peer each
 // in a fresh process, appending a table row to b and stdout per
 // configuration.
-func (cfg benchSettings) measure(self, peerScript string, b *strings.Builder, stdout, stderr io.Writer) ([]benchRow, error) {
+func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *strings.Builder, stdout, stderr io.Writer) ([]benchRow, error) {
 	// The BLAS's rate at each thread count, for the matrix-product ceiling:
 	// measured at the start and again after every row, the best kept, as
 	// the rows keep their best rounds (one measurement at a slow moment
 	// once put the 1-thread rate at 62 GFLOP/s against 91, and wm above
 	// its own "ceiling").
 	rates := map[int]float64{}
+	if j != nil {
+		for _, r := range j.rates {
+			rates[r.Threads] = max(rates[r.Threads], r.GFLOPs)
+		}
+	}
 	for _, p := range cfg.procs {
-		if err := keepGemmRate(self, p, rates); err != nil {
+		if err := keepGemmRate(self, p, rates, j); err != nil {
 			return nil, err
 		}
 	}
@@ -284,11 +323,11 @@ func (cfg benchSettings) measure(self, peerScript string, b *strings.Builder, st
 		}
 		for _, z := range sz {
 			for _, p := range cfg.procs {
-				row, err := cfg.measureOne(self, peerScript, pat, z, p, stderr)
+				row, err := cfg.measureOne(self, peerScript, pat, z, p, j, stderr)
 				if err != nil {
 					return nil, err
 				}
-				if err := keepGemmRate(self, p, rates); err != nil {
+				if err := keepGemmRate(self, p, rates, j); err != nil {
 					return nil, err
 				}
 				line := row.markdown()
@@ -305,51 +344,76 @@ func (cfg benchSettings) measure(self, peerScript string, b *strings.Builder, st
 }
 
 // keepGemmRate measures the BLAS's float32 product rate on p threads in a
-// fresh process and keeps it in rates[p] if it is the best so far.
-func keepGemmRate(self string, p int, rates map[int]float64) error {
+// fresh process and keeps it in rates[p] if it is the best so far, and in
+// the journal j (nil: none).
+func keepGemmRate(self string, p int, rates map[int]float64, j *benchJournal) error {
 	r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, "GOMAXPROCS="+fmt.Sprint(p))
 	if err != nil {
 		return errors.Wrapf(err, "BLAS rate on %d threads", p)
 	}
 	rates[p] = max(rates[p], r.GemmRate)
-	return nil
+	return j.addRate(p, r.GemmRate)
 }
 
 // measureOne measures one pattern at one size and thread count, cfg.rounds
 // times, wm and the peer taking turns, and keeps each side's best training
 // and best evaluation figure: a slow spell of a shared machine then costs
-// both sides a round rather than one side the row.
-func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p int, stderr io.Writer) (benchRow, error) {
-	args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(cfg.experts), "--reps", fmt.Sprint(cfg.reps)}
+// both sides a round rather than one side the row. Rounds the journal j
+// holds are taken from it; the others are measured and added to it.
+func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p int, j *benchJournal, stderr io.Writer) (benchRow, error) {
 	row := benchRow{Pattern: pat, Size: z, Threads: p, PeerLayout: "—"}
 	for round := 1; round <= cfg.rounds; round++ {
-		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
-		wm, shards, err := measureWM(self, args, z.B, p)
-		if err != nil {
-			return row, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
+		r, ok := j.round(pat, z, p, round)
+		if ok {
+			fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d: from the journal\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+		} else {
+			fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+			var err error
+			if r, err = cfg.measureRound(self, peerScript, pat, z, p, round); err != nil {
+				return row, err
+			}
+			if err := j.addRound(r); err != nil {
+				return row, err
+			}
 		}
-		if row.WM.keep(wm) {
-			row.WMShards = shards
+		if row.WM.keep(r.WM) {
+			row.WMShards = r.WMShards
 		}
-		if peerScript == "" {
+		if r.Peer == nil {
 			continue
 		}
-		peer, layout, err := measurePeer(cfg.peer, peerScript, p, args)
-		if err != nil {
-			return row, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
+		if row.Peer.keep(*r.Peer) {
+			row.PeerLayout = r.PeerLayout
 		}
-		if row.Peer.keep(peer) {
-			row.PeerLayout = layout
-		}
-		if peer.Train > 0 && peer.Eval > 0 {
-			row.RoundTrain = append(row.RoundTrain, wm.Train/peer.Train)
-			row.RoundEval = append(row.RoundEval, wm.Eval/peer.Eval)
+		if r.Peer.Train > 0 && r.Peer.Eval > 0 {
+			row.RoundTrain = append(row.RoundTrain, r.WM.Train/r.Peer.Train)
+			row.RoundEval = append(row.RoundEval, r.WM.Eval/r.Peer.Eval)
 		}
 	}
 	if peerScript != "" && row.Peer.Params != row.WM.Params {
 		fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, row.Peer.Params, row.WM.Params)
 	}
 	return row, nil
+}
+
+// measureRound measures one round of a configuration: wm, then the peer
+// (when there is one).
+func (cfg benchSettings) measureRound(self, peerScript, pat string, z benchSize, p, round int) (journalRound, error) {
+	args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(cfg.experts), "--reps", fmt.Sprint(cfg.reps)}
+	r := journalRound{Pattern: pat, Size: z, Threads: p, Round: round}
+	var err error
+	if r.WM, r.WMShards, err = measureWM(self, args, z.B, p); err != nil {
+		return r, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
+	}
+	if peerScript == "" {
+		return r, nil
+	}
+	peer, layout, err := measurePeer(cfg.peer, peerScript, p, args)
+	if err != nil {
+		return r, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
+	}
+	r.Peer, r.PeerLayout = &peer, layout
+	return r, nil
 }
 
 // markdown is the row of the table.

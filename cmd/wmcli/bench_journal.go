@@ -1,0 +1,255 @@
+package wmcli
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// wm bench's journal. A full `wm bench --rounds 5` takes most of an hour;
+// with --out F, each finished round of a configuration (wm's and the
+// peer's measurements) and each measurement of the BLAS's rate is appended
+// to F.journal as one JSON line, synced to disk before the next starts. A
+// run that is killed loses at most the round under way: `wm bench --resume`
+// with the same flags and the same wm binary reads the journal back,
+// measures only the rounds it lacks, and makes each row from its rounds in
+// order exactly as an uninterrupted run would have. A run that finishes
+// writes F and removes the journal. Without --resume an existing journal
+// is an error, never discarded.
+
+// journalSuffix names the journal beside the --out file.
+const journalSuffix = ".journal"
+
+// journalSettings are what the measurements of a journal depend on; a
+// resumed run must have the same, or its rows would mix two setups.
+type journalSettings struct {
+	Binary   string      `json:"binary"` // sha256 of the wm executable
+	Patterns []string    `json:"patterns"`
+	Sizes    []benchSize `json:"sizes"`
+	SSDSizes []benchSize `json:"ssd_sizes"`
+	Procs    []int       `json:"procs"`
+	Experts  int         `json:"experts"`
+	Reps     int         `json:"reps"`
+	Rounds   int         `json:"rounds"`
+	Peer     string      `json:"peer"`  // the python, "" for none
+	Torch    string      `json:"torch"` // its torch version
+}
+
+// journalRound is one round of one configuration: what measureOne keeps
+// from it.
+type journalRound struct {
+	Pattern    string       `json:"pattern"`
+	Size       benchSize    `json:"size"`
+	Threads    int          `json:"threads"`
+	Round      int          `json:"round"`
+	WM         benchResult  `json:"wm"`
+	WMShards   int          `json:"wm_shards"`
+	Peer       *benchResult `json:"peer,omitempty"` // nil without a peer
+	PeerLayout string       `json:"peer_layout,omitempty"`
+}
+
+// journalRate is one measurement of the BLAS's rate on Threads threads.
+type journalRate struct {
+	Threads int     `json:"threads"`
+	GFLOPs  float64 `json:"gflops"`
+}
+
+// journalLine is one line of the journal: exactly one field is set, and
+// the first line holds the settings.
+type journalLine struct {
+	Settings *journalSettings `json:"settings,omitempty"`
+	Rate     *journalRate     `json:"rate,omitempty"`
+	Round    *journalRound    `json:"round,omitempty"`
+}
+
+// roundKey finds a configuration's round in the journal.
+type roundKey struct {
+	pattern string
+	size    benchSize
+	threads int
+	round   int
+}
+
+// benchJournal is an open journal: the rounds and rates read back from it
+// and the file further lines are appended to.
+type benchJournal struct {
+	path   string
+	f      *os.File
+	rounds map[roundKey]journalRound
+	rates  []journalRate
+}
+
+// openBenchJournal opens the journal beside out for a run with settings s.
+// Without resume an existing journal is an error; with it, its lines are
+// read back (a last line cut short by a crash is dropped) and must have
+// been written with the same settings.
+func openBenchJournal(out string, s journalSettings, resume bool) (*benchJournal, error) {
+	j := &benchJournal{path: out + journalSuffix, rounds: map[roundKey]journalRound{}}
+	data, err := os.ReadFile(j.path)
+	switch {
+	case os.IsNotExist(err):
+		data = nil
+	case err != nil:
+		return nil, errors.Wrap(err, "bench journal")
+	case !resume:
+		return nil, errors.Errorf("%s holds the measurements of an unfinished run: pass --resume to continue it, or remove the file to start again", j.path)
+	}
+	good, err := j.read(data, s)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, errors.Wrap(err, "bench journal")
+	}
+	// Drop a torn last line, and start a new journal with its settings.
+	if err := f.Truncate(int64(good)); err != nil {
+		f.Close()
+		return nil, errors.Wrapf(err, "bench journal %s", j.path)
+	}
+	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
+		f.Close()
+		return nil, errors.Wrapf(err, "bench journal %s", j.path)
+	}
+	j.f = f
+	if good == 0 {
+		if err := j.append(journalLine{Settings: &s}); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+// read parses the journal's bytes, checks its settings against s and keeps
+// its rounds and rates. It returns the length of the complete lines: a
+// last line without its newline is one a crash cut short, and is dropped.
+func (j *benchJournal) read(data []byte, s journalSettings) (good int, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if good+len(line) == len(data) && (len(data) == 0 || data[len(data)-1] != '\n') {
+			break // torn: no newline after it
+		}
+		var l journalLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return 0, errors.Errorf("bench journal %s line %d: %v (remove the file to start again)", j.path, n, err)
+		}
+		switch {
+		case n == 1 && l.Settings == nil:
+			return 0, errors.Errorf("bench journal %s line 1: not the run's settings (remove the file to start again)", j.path)
+		case l.Settings != nil:
+			if n != 1 {
+				return 0, errors.Errorf("bench journal %s line %d: settings after line 1 (remove the file to start again)", j.path, n)
+			}
+			if diff := settingsDiff(*l.Settings, s); diff != "" {
+				return 0, errors.Errorf("bench journal %s was written by a run with other settings (%s): run with the same flags and wm binary, or remove the file to start again", j.path, diff)
+			}
+		case l.Rate != nil:
+			j.rates = append(j.rates, *l.Rate)
+		case l.Round != nil:
+			r := *l.Round
+			j.rounds[roundKey{r.Pattern, r.Size, r.Threads, r.Round}] = r
+		default:
+			return 0, errors.Errorf("bench journal %s line %d: neither settings, a rate nor a round (remove the file to start again)", j.path, n)
+		}
+		good += len(line) + 1
+	}
+	if err := sc.Err(); err != nil {
+		return 0, errors.Wrapf(err, "bench journal %s", j.path)
+	}
+	return good, nil
+}
+
+// settingsDiff names the settings that differ between a journal's (was)
+// and this run's (now), "" when none do.
+func settingsDiff(was, now journalSettings) string {
+	var diffs []string
+	wv, nv, t := reflect.ValueOf(was), reflect.ValueOf(now), reflect.TypeOf(was)
+	for i := 0; i < t.NumField(); i++ {
+		if !reflect.DeepEqual(wv.Field(i).Interface(), nv.Field(i).Interface()) {
+			name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+			if name == "binary" {
+				diffs = append(diffs, "another wm binary")
+				continue
+			}
+			diffs = append(diffs, fmt.Sprintf("%s %v, now %v", name, wv.Field(i).Interface(), nv.Field(i).Interface()))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// append writes one line and syncs it to disk.
+func (j *benchJournal) append(l journalLine) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return errors.Wrap(err, "bench journal")
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return errors.Wrapf(err, "bench journal %s", j.path)
+	}
+	return errors.Wrapf(j.f.Sync(), "bench journal %s", j.path)
+}
+
+// round returns the journal's record of a configuration's round.
+func (j *benchJournal) round(pat string, z benchSize, p, round int) (journalRound, bool) {
+	if j == nil {
+		return journalRound{}, false
+	}
+	r, ok := j.rounds[roundKey{pat, z, p, round}]
+	return r, ok
+}
+
+// addRound records a finished round.
+func (j *benchJournal) addRound(r journalRound) error {
+	if j == nil {
+		return nil
+	}
+	return j.append(journalLine{Round: &r})
+}
+
+// addRate records a measurement of the BLAS's rate.
+func (j *benchJournal) addRate(p int, gflops float64) error {
+	if j == nil {
+		return nil
+	}
+	return j.append(journalLine{Rate: &journalRate{Threads: p, GFLOPs: gflops}})
+}
+
+// finish closes the journal and, when the run is done (its report
+// written), removes it.
+func (j *benchJournal) finish(done bool) error {
+	if j == nil {
+		return nil
+	}
+	err := j.f.Close()
+	if done && err == nil {
+		err = os.Remove(j.path)
+	}
+	return errors.Wrapf(err, "bench journal %s", j.path)
+}
+
+// executableHash is the sha256 of the running wm binary: a resumed run
+// must be the same build as the one that wrote the journal.
+func executableHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", errors.Wrap(err, "hashing the wm binary")
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", errors.Wrap(err, "hashing the wm binary")
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,183 @@
+package wmcli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The journal keeps what it was given across a reopen, drops a last line a
+// crash cut short (and appends after the good lines), refuses to be
+// reopened without resume or with other settings, and names a damaged
+// line.
+func TestBenchJournal(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench.md")
+	path := out + journalSuffix
+	s := journalSettings{Binary: "abc", Patterns: []string{"(SM)1"}, Sizes: []benchSize{{32, 32, 2}}, Procs: []int{1, 2}, Reps: 8, Rounds: 5}
+	j, err := openBenchJournal(out, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := journalRound{Pattern: "(SM)1", Size: benchSize{32, 32, 2}, Threads: 2, Round: 1, WM: benchResult{Train: 100, Eval: 300}, WMShards: 2,
+		Peer: &benchResult{Train: 40, Eval: 90}, PeerLayout: "1×2"}
+	if err := j.addRound(r1); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.addRate(2, 460.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.finish(false); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"round":{"pattern":"(SM)1","si`) // the crash
+	f.Close()
+
+	if _, err := openBenchJournal(out, s, false); err == nil || !strings.Contains(err.Error(), "pass --resume to continue it") {
+		t.Errorf("an existing journal without resume: %v", err)
+	}
+	other := s
+	other.Reps, other.Binary = 3, "def"
+	if _, err := openBenchJournal(out, other, true); err == nil || !strings.Contains(err.Error(), "another wm binary; reps 8, now 3") {
+		t.Errorf("other settings: %v", err)
+	}
+	j, err = openBenchJournal(out, s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := j.round("(SM)1", benchSize{32, 32, 2}, 2, 1)
+	if !ok || got.WM != r1.WM || *got.Peer != *r1.Peer || got.PeerLayout != "1×2" || got.WMShards != 2 {
+		t.Errorf("round read back as %+v (found %v), want %+v", got, ok, r1)
+	}
+	if _, ok := j.round("(SM)1", benchSize{32, 32, 2}, 2, 2); ok {
+		t.Error("a round never written was found")
+	}
+	if len(j.rates) != 1 || j.rates[0] != (journalRate{2, 460.5}) {
+		t.Errorf("rates %v, want [{2 460.5}]", j.rates)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
+		t.Errorf("the torn line was not dropped:\n%s", b)
+	}
+	r2 := r1
+	r2.Round = 2
+	if err := j.addRound(r2); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.finish(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a finished run's journal is still there: %v", err)
+	}
+
+	os.WriteFile(path, append(append([]byte{}, good...), "not json\n{}\n"...), 0o644)
+	if _, err := openBenchJournal(out, s, true); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Errorf("a damaged line: %v", err)
+	}
+	os.WriteFile(path, []byte("{\"rate\":{\"threads\":1,\"gflops\":9}}\n"), 0o644)
+	if _, err := openBenchJournal(out, s, true); err == nil || !strings.Contains(err.Error(), "line 1: not the run's settings") {
+		t.Errorf("no settings line: %v", err)
+	}
+}
+
+// A `wm bench` killed part-way is continued by `wm bench --resume`: the
+// rounds its journal holds are not measured again and make the same row;
+// the others are measured; the finished run removes the journal. Without
+// --resume, or with other flags, the journal is refused and kept.
+func TestBenchResume(t *testing.T) {
+	var outb, errb bytes.Buffer
+	if code := Run([]string{"bench", "--resume"}, &outb, &errb); code != 2 || !strings.Contains(errb.String(), "--resume: needs --out") {
+		t.Errorf("--resume without --out: exit %d, %q", code, errb.String())
+	}
+	bin, tmp := buildWM(t)
+	file := filepath.Join(tmp, "bench.md")
+	args := []string{"bench", "--patterns", "(SM)1", "--sizes", "32x32x2", "--ssd-sizes", "32x64x1", "--procs", "1",
+		"--reps", "1", "--rounds", "2", "--peer", "", "--out", file}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once the first configuration's two rounds are in the journal
+	// (it then measures the BLAS's rate, then the second configuration).
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(file + journalSuffix)
+		if bytes.Count(b, []byte(`"round":{`)) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no two rounds in the journal after two minutes:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	journal, _ := os.ReadFile(file + journalSuffix)
+	if _, err := os.Stat(file); err == nil {
+		t.Fatalf("wm bench finished before it was killed; the test needs a slower step")
+	}
+
+	res, err := exec.Command(bin, args...).CombinedOutput()
+	if err == nil || !strings.Contains(string(res), "pass --resume to continue it") {
+		t.Errorf("a second run without --resume: %v\n%s", err, res)
+	}
+	res, err = exec.Command(bin, append(args[:len(args):len(args)], "--resume", "--reps", "2")...).CombinedOutput()
+	if err == nil || !strings.Contains(string(res), "reps 1, now 2") {
+		t.Errorf("resuming with other --reps: %v\n%s", err, res)
+	}
+	if b, _ := os.ReadFile(file + journalSuffix); !bytes.Equal(b, journal) {
+		t.Error("a refused run changed the journal")
+	}
+
+	res, err = exec.Command(bin, append(args, "--resume")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wm bench --resume: %v\n%s", err, res)
+	}
+	for _, want := range []string{"(SM)1 d=32 t=32 b=2 threads=1, round 1 of 2: from the journal", "(SM)1 d=32 t=32 b=2 threads=1, round 2 of 2: from the journal",
+		"(SM)1 d=32 t=64 b=1 threads=1, round 1 of 2 …"} {
+		if !strings.Contains(string(res), want) {
+			t.Errorf("the resumed run's progress lacks %q:\n%s", want, res)
+		}
+	}
+	if _, err := os.Stat(file + journalSuffix); !os.IsNotExist(err) {
+		t.Errorf("the finished run's journal is still there: %v", err)
+	}
+	// The first row is the best of the journal's two rounds.
+	j := &benchJournal{path: "journal", rounds: map[roundKey]journalRound{}}
+	if _, err := j.read(journal, settingsOf(t, journal)); err != nil {
+		t.Fatal(err)
+	}
+	best := 0.0
+	for round := 1; round <= 2; round++ {
+		r, ok := j.round("(SM)1", benchSize{32, 32, 2}, 1, round)
+		if !ok {
+			t.Fatalf("round %d of the first configuration is not in the killed run's journal", round)
+		}
+		best = max(best, r.WM.Train)
+	}
+	md, _ := os.ReadFile(file)
+	row := regexp.MustCompile(`\| \(SM\)1 \| 32 \| 32 \| 2 \| 1 \| 1 \| — \| (\d+) \|`).FindSubmatch(md)
+	if want := fmt.Sprintf("%.0f", best); row == nil || string(row[1]) != want {
+		t.Errorf("the first row's wm training figure is %q, the journal's best round %s:\n%s", row, want, md)
+	}
+}
+
+// settingsOf reads the settings line of a journal.
+func settingsOf(t *testing.T, journal []byte) journalSettings {
+	t.Helper()
+	first, _, _ := bytes.Cut(journal, []byte("\n"))
+	var l journalLine
+	if err := json.Unmarshal(first, &l); err != nil || l.Settings == nil {
+		t.Fatalf("the journal's first line %q is not its settings (%v)", first, err)
+	}
+	return *l.Settings
+}
