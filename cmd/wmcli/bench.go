@@ -168,6 +168,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, b.String())
 	rows, err := cfg.measure(self, peerScript, journal, &b, stdout, stderr)
 	if err != nil {
+		if journal != nil {
+			err = errors.Errorf("%v (the finished rounds are kept in %s: the same command with --resume continues the run)", err, journal.path)
+		}
 		return fail(1, err)
 	}
 	analysis := benchAnalysis(rows)

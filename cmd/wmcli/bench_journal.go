@@ -227,12 +227,13 @@ func (j *benchJournal) addRate(p int, gflops float64) error {
 }
 
 // finish closes the journal and, when the run is done (its report
-// written), removes it.
+// written), removes it. Calls after the first do nothing.
 func (j *benchJournal) finish(done bool) error {
-	if j == nil {
+	if j == nil || j.f == nil {
 		return nil
 	}
 	err := j.f.Close()
+	j.f = nil
 	if done && err == nil {
 		err = os.Remove(j.path)
 	}

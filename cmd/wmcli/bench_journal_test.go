@@ -3,6 +3,7 @@ package wmcli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,4 +181,38 @@ func settingsOf(t *testing.T, journal []byte) journalSettings {
 		t.Fatalf("the journal's first line %q is not its settings (%v)", first, err)
 	}
 	return *l.Settings
+}
+
+// A run that fails part-way (here the peer crashes) exits 1, says where its
+// finished rounds are and how to continue, and keeps the journal with the
+// rounds it measured.
+func TestBenchFailureKeepsJournal(t *testing.T) {
+	bin, tmp := buildWM(t)
+	python := filepath.Join(tmp, "python")
+	script := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo 9.9; exit 0; fi\necho 'peer crashed' >&2\nexit 1\n"
+	if err := os.WriteFile(python, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(tmp, "bench.md")
+	res, err := exec.Command(bin, "bench", "--patterns", "(SM)1", "--sizes", "32x32x2", "--ssd-sizes", "", "--procs", "1",
+		"--reps", "1", "--rounds", "1", "--peer", python, "--out", file).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("a run whose peer crashes: %v, want exit 1\n%s", err, res)
+	}
+	for _, want := range []string{"peer crashed", "the finished rounds are kept in " + file + journalSuffix, "--resume continues the run"} {
+		if !strings.Contains(string(res), want) {
+			t.Errorf("the failure's message lacks %q:\n%s", want, res)
+		}
+	}
+	journal, err := os.ReadFile(file + journalSuffix)
+	if err != nil {
+		t.Fatalf("the failed run's journal: %v", err)
+	}
+	if bytes.Count(journal, []byte(`"rate":{`)) == 0 {
+		t.Errorf("the journal lacks the BLAS rate measured before the failure:\n%s", journal)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("a failed run wrote its report: %v", err)
+	}
 }
