@@ -27,6 +27,10 @@ func KernelISA() string { return "go" }
 // CDMoE runs its Go loops.
 func cdmoeExpertsC(cdmoeTokenBufs) bool { return false }
 
+// retrieveRows32 has no C search in the pure-Go build: it reports false
+// and CDMoE runs retrieve.
+func retrieveRows32(cdmoeKernel, []float32, int, int, []expertChoice) bool { return false }
+
 // lseParts32 returns the largest of row (maxOf) and Σ e^(row−m) in
 // float64, leaving e^(row−m) in e (len(row) values); row is not empty.
 func lseParts32(row, e []float32) (m float32, sum float64) {

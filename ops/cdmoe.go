@@ -315,13 +315,14 @@ func cdmoeForwardState[T floats](k cdmoeKernel, x, Wup, Wdown, Wq, keys []T, bac
 		sv.chosen = make([]expertChoice, N*nc)
 	}
 	chosen := sv.chosen[:N*nc]
+	// 2. product-key retrieval of every head's experts
 	parallelRanges(N, func(_, lo, hi int) {
+		if s32, ok := any(sims).([]float32); ok && retrieveRows32(k, s32, lo*k.heads, hi*k.heads, chosen) {
+			return
+		}
 		b := newRetrieveBufs[T](k)
-		for n := lo; n < hi; n++ {
-			// 2. product-key retrieval of every head's experts
-			for hh := 0; hh < k.heads; hh++ {
-				retrieve(k, sims[(n*k.heads+hh)*2*k.nk:], &b, chosen[n*nc+hh*k.topk:n*nc+(hh+1)*k.topk])
-			}
+		for r := lo * k.heads; r < hi*k.heads; r++ {
+			retrieve(k, sims[r*2*k.nk:], &b, chosen[r*k.topk:(r+1)*k.topk])
 		}
 	})
 	sv.act = sh // released by the next release, whether or not kept

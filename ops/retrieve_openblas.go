@@ -1,0 +1,297 @@
+//go:build openblas
+
+package ops
+
+// With the openblas build tag (cgo), CDMoE's product-key search of float32
+// similarities (retrieve, Wonderful Matrices listing 8) runs in C, one call
+// per worker's tokens. In Go each top-k is an insertion whose branches
+// depend on the data: about 0.9 µs per (token, head) at 32 keys a half and
+// k = 8, a fifth of a (SE)3 IE d_model 64 training step.
+//
+// The vector variants search sixteen (AVX-512) or eight (AVX2) rows at
+// once, a row to a lane, with no branch on the data: each half's values go
+// through k slots in index order; a value passes the slots holding a value
+// at least as large, takes the first slot holding a smaller one, and from
+// there every slot's value moves one slot on (the last falls off), as
+// topK's insertion does, so the slots end as topK's choice (larger first,
+// ties by lower index; -0 and +0 compare equal in both). The sums
+// that can be picked go through k slots the same way, in retrieve's order.
+// A row with a NaN among its similarities (whose order is topK's loop and
+// nothing simpler) or a non-finite top value (which needs all k² sums), the
+// rows left over from the blocks, and the portable level run retrieve's
+// loops written out in C. Every sum is one float32 add, as in Go
+// (TestRetrieveRowsMatchGo, every level).
+
+/*
+#cgo CFLAGS: -O3
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+
+// wm_choice is ops.expertChoice: e, ix, iy as Go ints (int64 on the
+// 64-bit platforms this file is built for) and s as a float64.
+typedef struct {
+	int64_t e, ix, iy;
+	double s;
+} wm_choice;
+
+// The largest k the C search takes.
+#define WM_RETRIEVE_KMAX 32
+
+// wm_topk_insert is ops.topK: the k largest of s[0..n) into idx, larger
+// first, ties by lower index, by insertion.
+static void wm_topk_insert(int *idx, const float *s, int n, int k) {
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		const float v = s[i];
+		if (m == k && !(v > s[idx[k - 1]])) continue;
+		int j = m;
+		if (m < k) m++;
+		else j = k - 1;
+		while (j > 0 && v > s[idx[j - 1]]) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = i;
+	}
+}
+
+// wm_retrieve_row is ops.retrieve for one row of similarities (2·nk
+// values: the two halves' keys) into k choices.
+static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
+	// candI, candJ: the places in each half's top-k of the sum formed n-th.
+	int idx[2][WM_RETRIEVE_KMAX], pick[WM_RETRIEVE_KMAX];
+	uint8_t candI[WM_RETRIEVE_KMAX * WM_RETRIEVE_KMAX], candJ[WM_RETRIEVE_KMAX * WM_RETRIEVE_KMAX];
+	float sums[WM_RETRIEVE_KMAX * WM_RETRIEVE_KMAX];
+	const float *half[2] = {sim, sim + nk};
+	int finite = 1;
+	for (int p = 0; p < 2; p++) {
+		wm_topk_insert(idx[p], half[p], nk, k);
+		for (int i = 0; i < k; i++) {
+			const float v = half[p][idx[p][i]];
+			if (isnan(v) || isinf(v)) finite = 0;
+		}
+	}
+	int n = 0;
+	for (int i = 0; i < k; i++) {
+		const float a = half[0][idx[0][i]];
+		const int cols = finite ? k / (i + 1) : k;
+		for (int j = 0; j < cols; j++) {
+			sums[n] = a + half[1][idx[1][j]];
+			candI[n] = (uint8_t)i;
+			candJ[n] = (uint8_t)j;
+			n++;
+		}
+	}
+	wm_topk_insert(pick, sums, n, k);
+	for (int q = 0; q < k; q++) {
+		const int c = pick[q];
+		const int ix = idx[0][candI[c]], iy = idx[1][candJ[c]];
+		out[q].e = (int64_t)ix * nk + iy;
+		out[q].ix = ix;
+		out[q].iy = iy;
+		out[q].s = (double)sums[c];
+	}
+}
+
+// WM_RETRIEVE_BLOCK defines wm_retrieve_block##SUFFIX(sims, nk, k, out),
+// the search of W rows at once (rows of 2·nk values, one after the other)
+// on the vector ops of one instruction set: VF and VI are W floats and W
+// int32s, VM a mask of W lanes; GATHER(p, offs) loads p[offs[l]] into lane
+// l, GT(a, b) is a > b lane by lane (false for NaN), UNORD(a) marks NaN,
+// INF(a) marks ±∞, BLEND(m, a, b) takes b where m is set and a elsewhere
+// (BLENDI on ints), MOR ors masks and BITS(m) is m as W bits. It returns the
+// bits of the rows it left to wm_retrieve_row (their choices unwritten).
+#define WM_RETRIEVE_BLOCK(SUFFIX, ATTR, W, VF, VI, VM, ROWOFFS, GATHER, SET1I, ADD, GT, UNORD, INF, BLEND, BLENDI, \
+                          MZERO, MOR, BITS, STOREF, STOREI)                                                      \
+	ATTR static inline __attribute__((always_inline)) unsigned wm_retrieve_block_k##SUFFIX(                      \
+	    const float *sims, int nk, int k, wm_choice *out) {                                                      \
+		const VI offs = ROWOFFS(2 * nk);                                                                         \
+		VF sv[2][WM_RETRIEVE_KMAX], pv[WM_RETRIEVE_KMAX];                                                        \
+		VI si[2][WM_RETRIEVE_KMAX], pc[WM_RETRIEVE_KMAX];                                                        \
+		VM bad = MZERO;                                                                                          \
+		for (int p = 0; p < 2; p++) {                                                                            \
+			for (int j = 0; j < nk; j++) {                                                                       \
+				VF nv = GATHER(sims + p * nk + j, offs);                                                         \
+				VI ni = SET1I(j);                                                                                \
+				bad = MOR(bad, UNORD(nv));                                                                       \
+				const int filled = j < k ? j : k;                                                                \
+				VM moved = MZERO;                                                                                \
+				for (int q = 0; q < filled; q++) {                                                               \
+					const VM gt = moved = MOR(moved, GT(nv, sv[p][q]));                                          \
+					const VF tv = sv[p][q];                                                                      \
+					const VI ti = si[p][q];                                                                      \
+					sv[p][q] = BLEND(gt, tv, nv);                                                                \
+					si[p][q] = BLENDI(gt, ti, ni);                                                               \
+					nv = BLEND(gt, nv, tv);                                                                      \
+					ni = BLENDI(gt, ni, ti);                                                                     \
+				}                                                                                                \
+				if (j < k) {                                                                                     \
+					sv[p][j] = nv;                                                                               \
+					si[p][j] = ni;                                                                               \
+				}                                                                                                \
+			}                                                                                                    \
+			for (int q = 0; q < k; q++) bad = MOR(bad, INF(sv[p][q]));                                           \
+		}                                                                                                        \
+		int n = 0;                                                                                               \
+		for (int i = 0; i < k; i++) {                                                                            \
+			const int cols = k / (i + 1);                                                                        \
+			for (int j = 0; j < cols; j++, n++) {                                                                \
+				VF nv = ADD(sv[0][i], sv[1][j]);                                                                 \
+				VI ni = SET1I(i << 8 | j);                                                                       \
+				const int filled = n < k ? n : k;                                                                \
+				VM moved = MZERO;                                                                                \
+				for (int q = 0; q < filled; q++) {                                                               \
+					const VM gt = moved = MOR(moved, GT(nv, pv[q]));                                             \
+					const VF tv = pv[q];                                                                         \
+					const VI ti = pc[q];                                                                         \
+					pv[q] = BLEND(gt, tv, nv);                                                                   \
+					pc[q] = BLENDI(gt, ti, ni);                                                                  \
+					nv = BLEND(gt, nv, tv);                                                                      \
+					ni = BLENDI(gt, ni, ti);                                                                     \
+				}                                                                                                \
+				if (n < k) {                                                                                     \
+					pv[n] = nv;                                                                                  \
+					pc[n] = ni;                                                                                  \
+				}                                                                                                \
+			}                                                                                                    \
+		}                                                                                                        \
+		float vals[WM_RETRIEVE_KMAX][W];                                                                         \
+		int32_t keys[2][WM_RETRIEVE_KMAX][W], cands[WM_RETRIEVE_KMAX][W];                                        \
+		for (int q = 0; q < k; q++) {                                                                            \
+			STOREF(vals[q], pv[q]);                                                                              \
+			STOREI(cands[q], pc[q]);                                                                             \
+			STOREI(keys[0][q], si[0][q]);                                                                        \
+			STOREI(keys[1][q], si[1][q]);                                                                        \
+		}                                                                                                        \
+		const unsigned skip = BITS(bad);                                                                         \
+		for (int l = 0; l < W; l++) {                                                                            \
+			if (skip >> l & 1) continue;                                                                         \
+			wm_choice *o = out + l * k;                                                                          \
+			for (int q = 0; q < k; q++) {                                                                        \
+				const int c = cands[q][l];                                                                       \
+				const int ix = keys[0][c >> 8][l], iy = keys[1][c & 255][l];                                     \
+				o[q].e = (int64_t)ix * nk + iy;                                                                  \
+				o[q].ix = ix;                                                                                    \
+				o[q].iy = iy;                                                                                    \
+				o[q].s = (double)vals[q][l];                                                                     \
+			}                                                                                                    \
+		}                                                                                                        \
+		return skip;                                                                                             \
+	}                                                                                                            \
+	ATTR static unsigned wm_retrieve_block##SUFFIX(const float *sims, int nk, int k, wm_choice *out) {           \
+		if (k == 8) return wm_retrieve_block_k##SUFFIX(sims, nk, 8, out);                                        \
+		return wm_retrieve_block_k##SUFFIX(sims, nk, k, out);                                                    \
+	}
+
+typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_choice *out);
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+
+#define WM_R512_ATTR __attribute__((target("avx512f,avx512dq,avx2,fma")))
+#define WM_R512_ROWOFFS(stride) _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(stride))
+#define WM_R512_GATHER(p, offs) _mm512_i32gather_ps(offs, p, 4)
+#define WM_R512_GT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)
+#define WM_R512_UNORD(a) _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q)
+#define WM_R512_INF(a) _mm512_cmp_ps_mask(_mm512_abs_ps(a), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ)
+#define WM_R512_MOR(a, b) ((__mmask16)((a) | (b)))
+#define WM_R512_STOREI(p, v) _mm512_storeu_si512((void *)(p), v)
+WM_RETRIEVE_BLOCK(_avx512, WM_R512_ATTR, 16, __m512, __m512i, __mmask16, WM_R512_ROWOFFS, WM_R512_GATHER,
+                  _mm512_set1_epi32, _mm512_add_ps, WM_R512_GT, WM_R512_UNORD, WM_R512_INF, _mm512_mask_blend_ps,
+                  _mm512_mask_blend_epi32, (__mmask16)0, WM_R512_MOR, (unsigned), _mm512_storeu_ps,
+                  WM_R512_STOREI)
+
+#define WM_R256_ATTR __attribute__((target("avx2,fma")))
+#define WM_R256_ROWOFFS(stride) _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32(stride))
+#define WM_R256_GATHER(p, offs) _mm256_i32gather_ps(p, offs, 4)
+#define WM_R256_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
+#define WM_R256_UNORD(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
+#define WM_R256_INF(a) \
+	_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ)
+#define WM_R256_BLENDI(m, a, b) \
+	_mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), m))
+#define WM_R256_BLEND(m, a, b) _mm256_blendv_ps(a, b, m)
+#define WM_R256_BITS(m) ((unsigned)_mm256_movemask_ps(m))
+#define WM_R256_STOREI(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+WM_RETRIEVE_BLOCK(_avx2, WM_R256_ATTR, 8, __m256, __m256i, __m256, WM_R256_ROWOFFS, WM_R256_GATHER,
+                  _mm256_set1_epi32, _mm256_add_ps, WM_R256_GT, WM_R256_UNORD, WM_R256_INF, WM_R256_BLEND,
+                  WM_R256_BLENDI, _mm256_setzero_ps(), _mm256_or_ps, WM_R256_BITS, _mm256_storeu_ps, WM_R256_STOREI)
+
+static int wm_retrieve_best_level(void) {
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+	return 0;
+}
+#else
+#define wm_retrieve_block_avx512 NULL
+#define wm_retrieve_block_avx2 NULL
+static int wm_retrieve_best_level(void) { return 0; }
+#endif
+
+static wm_retrieve_block_fn wm_retrieve_block = NULL;
+static int wm_retrieve_lanes = 1;
+
+// wm_retrieve_set_level selects the block search of the best level the CPU
+// has up to most (2 AVX-512, 1 AVX2, 0 none) and returns the level chosen.
+static int wm_retrieve_set_level(int most) {
+	int l = wm_retrieve_best_level();
+	if (l > most) l = most;
+	wm_retrieve_block = l == 2 ? wm_retrieve_block_avx512 : l == 1 ? wm_retrieve_block_avx2 : NULL;
+	wm_retrieve_lanes = l == 2 ? 16 : l == 1 ? 8 : 1;
+	return l;
+}
+
+// wm_retrieve is ops.retrieve for m rows of similarities (each 2·nk values:
+// the two halves' keys) into m·k choices.
+static void wm_retrieve(const float *sims, ptrdiff_t m, int nk, int k, wm_choice *out) {
+	ptrdiff_t r = 0;
+	if (wm_retrieve_block != NULL) {
+		const int w = wm_retrieve_lanes;
+		for (; r + w <= m; r += w) {
+			unsigned skip = wm_retrieve_block(sims + r * 2 * nk, nk, k, out + r * k);
+			for (int l = 0; l < w; l++)
+				if (skip >> l & 1) wm_retrieve_row(sims + (r + l) * 2 * nk, nk, k, out + (r + l) * k);
+		}
+	}
+	for (; r < m; r++) wm_retrieve_row(sims + r * 2 * nk, nk, k, out + r * k);
+}
+*/
+import "C"
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// The C search writes expertChoice values as wm_choice: four 8-byte fields
+// in this order. A change to either layout stops the build here.
+var _ = [1]struct{}{}[unsafe.Sizeof(expertChoice{})-32]
+var _ = [1]struct{}{}[unsafe.Offsetof(expertChoice{}.s)-24]
+
+// retrieveLevel selects the rank top-k of the C search up to the kernel
+// level most (setKernelLevel calls it) and returns the level in use.
+func retrieveLevel(most int) int { return int(C.wm_retrieve_set_level(C.int(most))) }
+
+// retrieveRows32 is retrieve for rows [lo, hi) of sims (rows of 2·nk:
+// every (token, head) in order) into out[lo·k : hi·k], in C. It returns
+// false, having done nothing, where the C search does not apply (k above
+// its limit, or ints of another size), and the caller runs retrieve.
+func retrieveRows32(k cdmoeKernel, sims []float32, lo, hi int, out []expertChoice) bool {
+	if strconv.IntSize != 64 || k.topk > C.WM_RETRIEVE_KMAX || k.topk < 1 || k.nk < k.topk {
+		return false
+	}
+	if hi <= lo {
+		return true
+	}
+	// The bounds the C loop relies on, checked here so that a bad slice
+	// panics in Go.
+	_, _ = sims[hi*2*k.nk-1], out[hi*k.topk-1]
+	C.wm_retrieve(f32p(sims[lo*2*k.nk:]), C.ptrdiff_t(hi-lo), C.int(k.nk), C.int(k.topk),
+		(*C.wm_choice)(unsafe.Pointer(&out[lo*k.topk])))
+	return true
+}
