@@ -96,7 +96,14 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // In wm_cdmoe_bwd, the expert's rows of dEup and dEdown and the token's row
 // of dphi are rows of three different arrays: "GCC ivdep" says so, and the
 // loop over them is vectorised (GCC left it scalar, its overlap checks being
-// too many to try).
+// too many to try). CDMoE's kernels take a token's chosen experts in blocks
+// of WM_CDMOE_BLOCK and each block in passes: every expert's dot products,
+// then every activation, then the rows updated in the experts' order. Each
+// expert's values are the same operations as one expert at a time (the dots
+// read rows the updates do not write), but the dots and activations of a
+// block are independent chains the CPU runs side by side, where one expert
+// at a time waited on each.
+#define WM_CDMOE_BLOCK 64
 #define WM_KERNELS(SUFFIX, ATTR)                                                                      \
 	ATTR void wm_silu##SUFFIX(float *y, const float *x, const float *scale, ptrdiff_t n) {           \
 		if (scale == NULL) {                                                                          \
@@ -156,11 +163,20 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 	}                                                                                                 \
 	ATTR void wm_cdmoe_fwd##SUFFIX(float *y, const float *phi, const float *Edown, const float *Eup, \
 	                               const int32_t *e, const float *s, ptrdiff_t nc, ptrdiff_t d) {     \
-		for (ptrdiff_t c = 0; c < nc; c++) {                                                          \
-			const float *ed = Edown + (ptrdiff_t)e[c] * d, *eu = Eup + (ptrdiff_t)e[c] * d;           \
-			float z = wm_dot##SUFFIX(phi, ed, d) * s[c];                                              \
-			float w = z / (1.0f + wm_exp(-z));                                                        \
-			for (ptrdiff_t j = 0; j < d; j++) y[j] += w * eu[j];                                      \
+		float w[WM_CDMOE_BLOCK];                                                                      \
+		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {                                       \
+			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;                  \
+			const int32_t *eb = e + c0;                                                               \
+			for (ptrdiff_t c = 0; c < m; c++)                                                         \
+				w[c] = wm_dot##SUFFIX(phi, Edown + (ptrdiff_t)eb[c] * d, d) * s[c0 + c];              \
+			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
+				float z = w[c];                                                                       \
+				w[c] = z / (1.0f + wm_exp(-z));                                                       \
+			}                                                                                         \
+			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
+				const float *eu = Eup + (ptrdiff_t)eb[c] * d;                                         \
+				for (ptrdiff_t j = 0; j < d; j++) y[j] += w[c] * eu[j];                               \
+			}                                                                                         \
 		}                                                                                             \
 	}                                                                                                 \
 	ATTR void wm_cdmoe_bwd##SUFFIX(const float *g, const float *phi, const float *Edown,            \
@@ -168,28 +184,41 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 	                               ptrdiff_t d, float *dEdown, float *dEup, float *dphi,              \
 	                               const float *q, const float *keys, const int32_t *off,             \
 	                               ptrdiff_t half, float *dq, float *dkeys) {                         \
-		for (ptrdiff_t c = 0; c < nc; c++) {                                                          \
-			ptrdiff_t o = (ptrdiff_t)e[c] * d;                                                        \
-			const float *ed = Edown + o, *eu = Eup + o;                                               \
-			float dp = wm_dot##SUFFIX(phi, ed, d), z = dp * s[c];                                     \
-			WM_SIGMOID_PAIR(z, sg, cc)                                                                \
-			float w = z * sg, dz = wm_dot##SUFFIX(g, eu, d) * sg * (1.0f + z * cc), dzs = dz * s[c];  \
-			float *dEu = dEup + o, *dEd = dEdown + o;                                                 \
-			_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                                  \
-				dEu[j] += w * g[j];                                                                   \
-				dEd[j] += dzs * phi[j];                                                               \
-				dphi[j] += dzs * ed[j];                                                               \
+		float dp[WM_CDMOE_BLOCK], dg[WM_CDMOE_BLOCK], wb[WM_CDMOE_BLOCK], dzb[WM_CDMOE_BLOCK];         \
+		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {                                       \
+			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;                  \
+			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
+				const ptrdiff_t o = (ptrdiff_t)e[c0 + c] * d;                                         \
+				dp[c] = wm_dot##SUFFIX(phi, Edown + o, d);                                            \
+				dg[c] = wm_dot##SUFFIX(g, Eup + o, d);                                                \
 			}                                                                                         \
-			float ds = dz * dp;                                                                       \
-			for (int p = 0; p < 2; p++) {                                                             \
-				const float *qp = q + off[4 * c + 2 * p], *kp = keys + off[4 * c + 2 * p + 1];        \
-				float *dqp = dq + off[4 * c + 2 * p], *dkp = dkeys + off[4 * c + 2 * p + 1];          \
-				for (ptrdiff_t j = 0; j < half; j++) {                                                \
-					dqp[j] += ds * kp[j];                                                             \
-					dkp[j] += ds * qp[j];                                                             \
-				}                                                                                     \
+			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
+				float z = dp[c] * s[c0 + c];                                                          \
+				WM_SIGMOID_PAIR(z, sg, cc)                                                            \
+				wb[c] = z * sg;                                                                       \
+				dzb[c] = dg[c] * sg * (1.0f + z * cc);                                                \
 			}                                                                                         \
-		}                                                                                             \
+			for (ptrdiff_t c = c0; c < c0 + m; c++) {                                             \
+				const ptrdiff_t o = (ptrdiff_t)e[c] * d;                                          \
+				const float *ed = Edown + o;                                                      \
+				const float w = wb[c - c0], dz = dzb[c - c0], dzs = dz * s[c];                    \
+				float *dEu = dEup + o, *dEd = dEdown + o;                                         \
+				_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                          \
+					dEu[j] += w * g[j];                                                           \
+					dEd[j] += dzs * phi[j];                                                       \
+					dphi[j] += dzs * ed[j];                                                       \
+				}                                                                                 \
+				const float ds = dz * dp[c - c0];                                                 \
+				for (int p = 0; p < 2; p++) {                                                     \
+					const float *qp = q + off[4 * c + 2 * p], *kp = keys + off[4 * c + 2 * p + 1]; \
+					float *dqp = dq + off[4 * c + 2 * p], *dkp = dkeys + off[4 * c + 2 * p + 1];  \
+					for (ptrdiff_t j = 0; j < half; j++) {                                        \
+						dqp[j] += ds * kp[j];                                                     \
+						dkp[j] += ds * qp[j];                                                     \
+					}                                                                             \
+				}                                                                                 \
+			}                                                                                     \
+		}                                                                                         \
 	}
 
 WM_KERNELS(_sse, )
