@@ -173,7 +173,7 @@ type expertChoice struct {
 // `sim = einsum(q, keys)`), as one gemm per (head, half) over all tokens:
 // sims[n][hh][p][kk] = q[n][p][hh] · keys[hh][kk][p].
 func keySims[T floats](k cdmoeKernel, q, keys []T, N int) []T {
-	sims := scratch[T](N * k.heads * 2 * k.nk)
+	sims := scratchUninit[T](N * k.heads * 2 * k.nk) // every (head, half)'s columns written by its product
 	ld := k.heads * 2 * k.nk
 	for hh := 0; hh < k.heads; hh++ {
 		for p := 0; p < 2; p++ {
@@ -347,7 +347,8 @@ func (a cdmoeAct[T]) release() {
 // queries q = φ Wq.
 func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
-	a := cdmoeAct[T]{scratch[T](N * dff), scratch[T](N * dff), scratch[T](N * dm), scratch[T](N * qd)}
+	// Each buffer is written whole (a product with beta 0, the activation).
+	a := cdmoeAct[T]{scratchUninit[T](N * dff), scratchUninit[T](N * dff), scratchUninit[T](N * dm), scratchUninit[T](N * qd)}
 	parallelGemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, a.hpre, dff)
 	applyUnary(k.act, a.hact, a.hpre, nil, false)
 	parallelGemm(false, false, N, dm, dff, 1, a.hact, dff, Wdown, dm, 0, a.phi, dm)
@@ -397,12 +398,14 @@ func (t *cdmoeToken[T]) expertsC(k cdmoeKernel, n int, y, g []T, sh cdmoeAct[T],
 		return false
 	}
 	dm, qd := k.dm, k.qdim()
-	for c, ch := range t.chosen {
-		t.e[c], t.s[c] = int32(ch.e), float32(ch.s)
-		hh := c / k.topk
-		for p, kk := range [2]int{ch.ix, ch.iy} {
-			t.off[4*c+2*p] = int32((p*k.heads + hh) * k.half)
-			t.off[4*c+2*p+1] = int32(((hh*k.nk+kk)*2 + p) * k.half)
+	for hh, c := 0, 0; hh < k.heads; hh++ {
+		q0, q1 := int32(hh*k.half), int32((k.heads+hh)*k.half) // the head's query halves
+		for end := c + k.topk; c < end; c++ {
+			ch := t.chosen[c]
+			t.e[c], t.s[c] = int32(ch.e), float32(ch.s)
+			o := t.off[4*c : 4*c+4]
+			o[0], o[1] = q0, int32((hh*k.nk+ch.ix)*2*k.half)
+			o[2], o[3] = q1, int32(((hh*k.nk+ch.iy)*2+1)*k.half)
 		}
 	}
 	b := cdmoeTokenBufs{phi: phi32[n*dm : (n+1)*dm], Edown: any(Edown).([]float32), Eup: any(Eup).([]float32), e: t.e, s: t.s}
@@ -486,7 +489,7 @@ func cdmoeSharedBackward[T floats](k cdmoeKernel, sh cdmoeAct[T], x, Wup, Wdown,
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
 	parallelGemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
 	parallelGemm(true, false, dm, qd, N, 1, sh.phi, dm, dq, qd, 0, d[3], qd)
-	dh := scratch[T](N * dff)
+	dh := scratchUninit[T](N * dff) // written whole by the product below
 	defer releaseScratch(dh)
 	parallelGemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
 	parallelGemm(true, false, dff, dm, N, 1, sh.hact, dff, dphi, dm, 0, d[2], dm)
