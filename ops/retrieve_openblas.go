@@ -10,9 +10,8 @@ package ops
 //
 // The vector variants search sixteen (AVX-512) or eight (AVX2) rows at
 // once, a row to a lane, with no branch on the data: each half's values go
-// through k slots in index order; a value passes the slots holding a value
-// at least as large, takes the first slot holding a smaller one, and from
-// there every slot's value moves one slot on (the last falls off), as
+// into k slots in index order; a value goes before the first slot holding a
+// smaller one and the slots from there move one on (the last falls off), as
 // topK's insertion does, so the slots end as topK's choice (larger first,
 // ties by lower index; -0 and +0 compare equal in both). The sums
 // that can be picked go through k slots the same way, in retrieve's order.
@@ -105,59 +104,57 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 // INF(a) marks ±∞, BLEND(m, a, b) takes b where m is set and a elsewhere
 // (BLENDI on ints), MOR ors masks and BITS(m) is m as W bits. It returns the
 // bits of the rows it left to wm_retrieve_row (their choices unwritten).
+//
+// Its wm_slots_insert##SUFFIX puts value nv (index ni) into the slots sv,
+// si (filled of k in use, sorted larger first, ties by lower index, every
+// index below ni): nv goes before the first slot holding a smaller value,
+// and the slots from there move one on (the last falls off when all k are
+// in use). The slots being sorted, nv > sv[q] holds for every slot from
+// that one on, so every comparison is with nv itself and the slots are
+// updated side by side rather than one after the other.
 #define WM_RETRIEVE_BLOCK(SUFFIX, ATTR, W, VF, VI, VM, ROWOFFS, GATHER, SET1I, ADD, GT, UNORD, INF, BLEND, BLENDI, \
                           MZERO, MOR, BITS, STOREF, STOREI)                                                      \
+	ATTR static inline __attribute__((always_inline)) void wm_slots_insert##SUFFIX(VF *sv, VI *si, VF nv, VI ni,  \
+	                                                                                int filled, int k) {       \
+		VM gt[WM_RETRIEVE_KMAX];                                                                                 \
+		for (int q = 0; q < filled; q++) gt[q] = GT(nv, sv[q]);                                                  \
+		if (filled < k) {                                                                                        \
+			sv[filled] = filled > 0 ? BLEND(gt[filled - 1], nv, sv[filled - 1]) : nv;                            \
+			si[filled] = filled > 0 ? BLENDI(gt[filled - 1], ni, si[filled - 1]) : ni;                           \
+		}                                                                                                        \
+		for (int q = filled - 1; q > 0; q--) {                                                                   \
+			sv[q] = BLEND(gt[q], sv[q], BLEND(gt[q - 1], nv, sv[q - 1]));                                        \
+			si[q] = BLENDI(gt[q], si[q], BLENDI(gt[q - 1], ni, si[q - 1]));                                      \
+		}                                                                                                        \
+		if (filled > 0) {                                                                                        \
+			sv[0] = BLEND(gt[0], sv[0], nv);                                                                     \
+			si[0] = BLENDI(gt[0], si[0], ni);                                                                    \
+		}                                                                                                        \
+	}                                                                                                            \
 	ATTR static inline __attribute__((always_inline)) unsigned wm_retrieve_block_k##SUFFIX(                      \
 	    const float *sims, int nk, int k, wm_choice *out) {                                                      \
 		const VI offs = ROWOFFS(2 * nk);                                                                         \
 		VF sv[2][WM_RETRIEVE_KMAX], pv[WM_RETRIEVE_KMAX];                                                        \
 		VI si[2][WM_RETRIEVE_KMAX], pc[WM_RETRIEVE_KMAX];                                                        \
 		VM bad = MZERO;                                                                                          \
-		for (int p = 0; p < 2; p++) {                                                                            \
-			for (int j = 0; j < nk; j++) {                                                                       \
-				VF nv = GATHER(sims + p * nk + j, offs);                                                         \
-				VI ni = SET1I(j);                                                                                \
+		_Pragma("GCC unroll 2") for (int p = 0; p < 2; p++) {                                                    \
+			_Pragma("GCC unroll 32") for (int j = 0; j < k; j++) {                                               \
+				const VF nv = GATHER(sims + p * nk + j, offs);                                                   \
 				bad = MOR(bad, UNORD(nv));                                                                       \
-				const int filled = j < k ? j : k;                                                                \
-				VM moved = MZERO;                                                                                \
-				for (int q = 0; q < filled; q++) {                                                               \
-					const VM gt = moved = MOR(moved, GT(nv, sv[p][q]));                                          \
-					const VF tv = sv[p][q];                                                                      \
-					const VI ti = si[p][q];                                                                      \
-					sv[p][q] = BLEND(gt, tv, nv);                                                                \
-					si[p][q] = BLENDI(gt, ti, ni);                                                               \
-					nv = BLEND(gt, nv, tv);                                                                      \
-					ni = BLENDI(gt, ni, ti);                                                                     \
-				}                                                                                                \
-				if (j < k) {                                                                                     \
-					sv[p][j] = nv;                                                                               \
-					si[p][j] = ni;                                                                               \
-				}                                                                                                \
+				wm_slots_insert##SUFFIX(sv[p], si[p], nv, SET1I(j), j, k);                                       \
+			}                                                                                                    \
+			for (int j = k; j < nk; j++) {                                                                       \
+				const VF nv = GATHER(sims + p * nk + j, offs);                                                   \
+				bad = MOR(bad, UNORD(nv));                                                                       \
+				wm_slots_insert##SUFFIX(sv[p], si[p], nv, SET1I(j), k, k);                                       \
 			}                                                                                                    \
 			for (int q = 0; q < k; q++) bad = MOR(bad, INF(sv[p][q]));                                           \
 		}                                                                                                        \
 		int n = 0;                                                                                               \
-		for (int i = 0; i < k; i++) {                                                                            \
+		_Pragma("GCC unroll 32") for (int i = 0; i < k; i++) {                                                   \
 			const int cols = k / (i + 1);                                                                        \
-			for (int j = 0; j < cols; j++, n++) {                                                                \
-				VF nv = ADD(sv[0][i], sv[1][j]);                                                                 \
-				VI ni = SET1I(i << 8 | j);                                                                       \
-				const int filled = n < k ? n : k;                                                                \
-				VM moved = MZERO;                                                                                \
-				for (int q = 0; q < filled; q++) {                                                               \
-					const VM gt = moved = MOR(moved, GT(nv, pv[q]));                                             \
-					const VF tv = pv[q];                                                                         \
-					const VI ti = pc[q];                                                                         \
-					pv[q] = BLEND(gt, tv, nv);                                                                   \
-					pc[q] = BLENDI(gt, ti, ni);                                                                  \
-					nv = BLEND(gt, nv, tv);                                                                      \
-					ni = BLENDI(gt, ni, ti);                                                                     \
-				}                                                                                                \
-				if (n < k) {                                                                                     \
-					pv[n] = nv;                                                                                  \
-					pc[n] = ni;                                                                                  \
-				}                                                                                                \
-			}                                                                                                    \
+			_Pragma("GCC unroll 32") for (int j = 0; j < cols; j++, n++)                                         \
+				wm_slots_insert##SUFFIX(pv, pc, ADD(sv[0][i], sv[1][j]), SET1I(i << 8 | j), n < k ? n : k, k);   \
 		}                                                                                                        \
 		float vals[WM_RETRIEVE_KMAX][W];                                                                         \
 		int32_t keys[2][WM_RETRIEVE_KMAX][W], cands[WM_RETRIEVE_KMAX][W];                                        \
