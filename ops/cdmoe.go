@@ -177,7 +177,7 @@ func keySims[T floats](k cdmoeKernel, q, keys []T, N int) []T {
 	ld := k.heads * 2 * k.nk
 	for hh := 0; hh < k.heads; hh++ {
 		for p := 0; p < 2; p++ {
-			parallelGemm(false, true, N, k.nk, k.half, 1, q[(p*k.heads+hh)*k.half:], k.qdim(),
+			gemmTall(true, N, k.nk, k.half, q[(p*k.heads+hh)*k.half:], k.qdim(),
 				keys[(hh*k.nk*2+p)*k.half:], 2*k.half, 0, sims[(hh*2+p)*k.nk:], ld)
 		}
 	}
@@ -349,10 +349,10 @@ func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
 	// Each buffer is written whole (a product with beta 0, the activation).
 	a := cdmoeAct[T]{scratchUninit[T](N * dff), scratchUninit[T](N * dff), scratchUninit[T](N * dm), scratchUninit[T](N * qd)}
-	parallelGemm(false, false, N, dff, dm, 1, x, dm, Wup, dff, 0, a.hpre, dff)
+	gemmTall(false, N, dff, dm, x, dm, Wup, dff, 0, a.hpre, dff)
 	applyUnary(k.act, a.hact, a.hpre, nil, false)
-	parallelGemm(false, false, N, dm, dff, 1, a.hact, dff, Wdown, dm, 0, a.phi, dm)
-	parallelGemm(false, false, N, qd, dm, 1, a.phi, dm, Wq, qd, 0, a.q, qd)
+	gemmTall(false, N, dm, dff, a.hact, dff, Wdown, dm, 0, a.phi, dm)
+	gemmTall(false, N, qd, dm, a.phi, dm, Wq, qd, 0, a.q, qd)
 	return a
 }
 
@@ -487,15 +487,15 @@ func (acc cdmoeGrads[T]) keyBackward(k cdmoeKernel, n, hh int, c expertChoice, d
 // Wdown, hpre = x Wup, into d[3], d[2], d[1] and d[0].
 func cdmoeSharedBackward[T floats](k cdmoeKernel, sh cdmoeAct[T], x, Wup, Wdown, Wq, dphi, dq []T, d [][]T) {
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
-	parallelGemm(false, true, N, dm, qd, 1, dq, qd, Wq, qd, 1, dphi, dm)
+	gemmTall(true, N, dm, qd, dq, qd, Wq, qd, 1, dphi, dm)
 	parallelGemm(true, false, dm, qd, N, 1, sh.phi, dm, dq, qd, 0, d[3], qd)
 	dh := scratchUninit[T](N * dff) // written whole by the product below
 	defer releaseScratch(dh)
-	parallelGemm(false, true, N, dff, dm, 1, dphi, dm, Wdown, dm, 0, dh, dff)
+	gemmTall(true, N, dff, dm, dphi, dm, Wdown, dm, 0, dh, dff)
 	parallelGemm(true, false, dff, dm, N, 1, sh.hact, dff, dphi, dm, 0, d[2], dm)
 	applyUnary(k.act, dh, sh.hpre, dh, true)
 	parallelGemm(true, false, dm, dff, N, 1, x, dm, dh, dff, 0, d[1], dff)
-	parallelGemm(false, true, N, dm, dff, 1, dh, dff, Wup, dff, 0, d[0], dm)
+	gemmTall(true, N, dm, dff, dh, dff, Wup, dff, 0, d[0], dm)
 }
 
 // addInto adds src to dst elementwise.
