@@ -747,6 +747,67 @@ static void wm_cdmoe_bwd(const float *g, const float *phi, const float *Edown, c
 	if (wm_use_avx2()) wm_cdmoe_bwd_avx2(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
 	else wm_cdmoe_bwd_sse(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
 }
+
+// wm_choice is ops.expertChoice (see retrieve_openblas.go, which checks
+// the layout).
+typedef struct {
+	int64_t e, ix, iy;
+	double s;
+} wm_choice;
+
+// wm_cdmoe_fwd_tokens is step 3 for ntok tokens (rows of d; ch their
+// heads·k choices each): y = φ, then wm_cdmoe_fwd over each token's
+// experts, a block at a time.
+static void wm_cdmoe_fwd_tokens(float *y, const float *phi, const float *Edown, const float *Eup, const wm_choice *ch,
+                                ptrdiff_t ntok, ptrdiff_t nc, ptrdiff_t d) {
+	int32_t e[WM_CDMOE_BLOCK];
+	float s[WM_CDMOE_BLOCK];
+	for (ptrdiff_t t = 0; t < ntok; t++) {
+		float *yt = y + t * d;
+		const float *pt = phi + t * d;
+		memcpy(yt, pt, (size_t)d * sizeof(float));
+		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {
+			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;
+			const wm_choice *cb = ch + t * nc + c0;
+			for (ptrdiff_t c = 0; c < m; c++) {
+				e[c] = (int32_t)cb[c].e;
+				s[c] = (float)cb[c].s;
+			}
+			wm_cdmoe_fwd(yt, pt, Edown, Eup, e, s, m, d);
+		}
+	}
+}
+
+// wm_cdmoe_bwd_tokens is step 3's gradient for ntok tokens (rows of d, q
+// rows of qd; ch their heads·k choices each, head by head): for each
+// chosen expert the offsets of its head's query halves in q and of its two
+// keys in keys ([heads, nk, 2, half]), then wm_cdmoe_bwd a block at a time.
+static void wm_cdmoe_bwd_tokens(const float *g, const float *phi, const float *Edown, const float *Eup,
+                                const wm_choice *ch, ptrdiff_t ntok, ptrdiff_t heads, ptrdiff_t k, ptrdiff_t nk,
+                                ptrdiff_t half, ptrdiff_t qd, ptrdiff_t d, float *dEdown, float *dEup, float *dphi,
+                                const float *q, const float *keys, float *dq, float *dkeys) {
+	int32_t e[WM_CDMOE_BLOCK], off[4 * WM_CDMOE_BLOCK];
+	float s[WM_CDMOE_BLOCK];
+	const ptrdiff_t nc = heads * k;
+	for (ptrdiff_t t = 0; t < ntok; t++) {
+		ptrdiff_t hh = 0, kk = 0; // the head and place of the next choice
+		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {
+			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;
+			const wm_choice *cb = ch + t * nc + c0;
+			for (ptrdiff_t c = 0; c < m; c++) {
+				e[c] = (int32_t)cb[c].e;
+				s[c] = (float)cb[c].s;
+				off[4 * c] = (int32_t)(hh * half);
+				off[4 * c + 1] = (int32_t)((hh * nk + cb[c].ix) * 2 * half);
+				off[4 * c + 2] = (int32_t)((heads + hh) * half);
+				off[4 * c + 3] = (int32_t)(((hh * nk + cb[c].iy) * 2 + 1) * half);
+				if (++kk == k) kk = 0, hh++;
+			}
+			wm_cdmoe_bwd(g + t * d, phi + t * d, Edown, Eup, e, s, m, d, dEdown, dEup, dphi + t * d, q + t * qd, keys,
+			              off, half, dq + t * qd, dkeys);
+		}
+	}
+}
 */
 import "C"
 
@@ -917,26 +978,31 @@ func expShift32(row []float32, m float32) {
 	}
 }
 
-// cdmoeExpertsC runs one token's chosen experts in C (float32, SiLU): with
-// b.g nil the forward y += Σ_c silu((φ·Edown[e_c]) s_c) Eup[e_c]; with b.g
-// the gradients into dEdown, dEup, dφ, and through s_c = sim_0 + sim_1 into
-// the query halves dq and the keys (b.off: per chosen expert and half, the
-// offset of its query half in q and of its key in keys). It reports that it
+// cdmoeExpertsC runs step 3 of CDMoE for tokens [b.lo, b.hi) in C
+// (float32, SiLU), each token's heads·k chosen experts (b.chosen, all
+// tokens'): with b.g nil the forward y = φ + Σ_c silu((φ·Edown[e_c]) s_c)
+// Eup[e_c]; with b.g the gradients into dEdown, dEup, dφ, and through s_c =
+// sim_0 + sim_1 into the query halves dq and the keys. It reports that it
 // ran (the pure-Go build has no C kernels).
-func cdmoeExpertsC(b cdmoeTokenBufs) bool {
-	nc, d := len(b.e), len(b.phi)
-	if nc == 0 {
+func cdmoeExpertsC(b cdmoeRangeBufs) bool {
+	n, d, nc := b.hi-b.lo, b.d, b.heads*b.topk
+	if n <= 0 || nc == 0 || d == 0 {
 		return true
 	}
-	_, _ = b.s[nc-1], b.Edown[len(b.Edown)-1]
-	ep := (*C.int32_t)(unsafe.Pointer(&b.e[0]))
+	// The bounds the C loops rely on, checked here so that a bad slice
+	// panics in Go.
+	_, _, _ = b.phi[b.hi*d-1], b.Edown[len(b.Edown)-1], b.Eup[len(b.Eup)-1]
+	ch := b.chosen[b.lo*nc : b.hi*nc]
+	cp := (*C.wm_choice)(unsafe.Pointer(&ch[0]))
 	if b.g == nil {
-		C.wm_cdmoe_fwd(f32p(b.y[:d]), f32p(b.phi), f32p(b.Edown), f32p(b.Eup), ep, f32p(b.s), C.ptrdiff_t(nc), C.ptrdiff_t(d))
+		_ = b.y[b.hi*d-1]
+		C.wm_cdmoe_fwd_tokens(f32p(b.y[b.lo*d:]), f32p(b.phi[b.lo*d:]), f32p(b.Edown), f32p(b.Eup), cp, C.ptrdiff_t(n), C.ptrdiff_t(nc), C.ptrdiff_t(d))
 		return true
 	}
-	_ = b.off[4*nc-1]
-	C.wm_cdmoe_bwd(f32p(b.g[:d]), f32p(b.phi), f32p(b.Edown), f32p(b.Eup), ep, f32p(b.s), C.ptrdiff_t(nc), C.ptrdiff_t(d),
-		f32p(b.dEdown), f32p(b.dEup), f32p(b.dphi[:d]), f32p(b.q), f32p(b.keys), (*C.int32_t)(unsafe.Pointer(&b.off[0])),
-		C.ptrdiff_t(b.half), f32p(b.dq), f32p(b.dkeys))
+	_, _, _, _ = b.g[b.hi*d-1], b.dphi[b.hi*d-1], b.q[b.hi*b.qd-1], b.dq[b.hi*b.qd-1]
+	_, _, _ = b.dEdown[len(b.Edown)-1], b.dEup[len(b.Eup)-1], b.dkeys[len(b.keys)-1]
+	C.wm_cdmoe_bwd_tokens(f32p(b.g[b.lo*d:]), f32p(b.phi[b.lo*d:]), f32p(b.Edown), f32p(b.Eup), cp, C.ptrdiff_t(n),
+		C.ptrdiff_t(b.heads), C.ptrdiff_t(b.topk), C.ptrdiff_t(b.nk), C.ptrdiff_t(b.half), C.ptrdiff_t(b.qd), C.ptrdiff_t(d),
+		f32p(b.dEdown), f32p(b.dEup), f32p(b.dphi[b.lo*d:]), f32p(b.q[b.lo*b.qd:]), f32p(b.keys), f32p(b.dq[b.lo*b.qd:]), f32p(b.dkeys))
 	return true
 }

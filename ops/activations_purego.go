@@ -25,7 +25,7 @@ func KernelISA() string { return "go" }
 
 // cdmoeExpertsC has no C kernels in the pure-Go build: it reports false and
 // CDMoE runs its Go loops.
-func cdmoeExpertsC(cdmoeTokenBufs) bool { return false }
+func cdmoeExpertsC(cdmoeRangeBufs) bool { return false }
 
 // retrieveRows32 has no C search in the pure-Go build: it reports false
 // and CDMoE runs retrieve.

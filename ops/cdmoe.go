@@ -256,22 +256,19 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		defer releaseScratch(dq)
 	}
 	parts := make([]cdmoeGrads[T], workerCount(N))
-	nc := k.heads * k.topk
 	parallelRanges(N, func(w, lo, hi int) {
-		t := newCDMoEToken[T](k)
 		if g != nil {
 			parts[w] = cdmoeGrads[T]{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
+		}
+		if cdmoeExpertsRangeC(k, lo, hi, chosen, y, g, sh, Edown, Eup, keys, &parts[w], dphi, dq) {
+			return
 		}
 		for n := lo; n < hi; n++ {
 			if y != nil {
 				copy(y[n*dm:(n+1)*dm], sh.phi[n*dm:(n+1)*dm])
 			}
-			t.chosen = chosen[n*nc : (n+1)*nc]
-			if t.expertsC(k, n, y, g, sh, Edown, Eup, keys, &parts[w], dphi, dq) {
-				continue
-			}
 			for hh := 0; hh < k.heads; hh++ {
-				chosen := t.chosen[hh*k.topk : (hh+1)*k.topk]
+				chosen := chosen[(n*k.heads+hh)*k.topk : (n*k.heads+hh+1)*k.topk]
 				if y != nil {
 					cdmoeExpertsForward(k, sh.phi[n*dm:(n+1)*dm], Edown, Eup, chosen, y[n*dm:(n+1)*dm])
 				} else {
@@ -356,40 +353,21 @@ func cdmoeShared[T floats](k cdmoeKernel, x, Wup, Wdown, Wq []T) cdmoeAct[T] {
 	return a
 }
 
-// cdmoeToken is one worker's buffers for a token's experts: every head's
-// chosen experts (heads·top_k, a window of the retrieval's, set per token),
-// and their indices, scores and key offsets as the C kernels take them.
-type cdmoeToken[T floats] struct {
-	chosen []expertChoice
-	e      []int32
-	s      []float32
-	off    []int32
+// cdmoeRangeBufs are what the C kernels read and write for tokens [lo,
+// hi) (all float32, whole tensors): y or g, φ, the expert tables, every
+// token's chosen experts, and for the gradient the accumulators, the
+// queries q and dq, the keys and dkeys; d is d_model, qd a query row.
+type cdmoeRangeBufs struct {
+	y, g, phi, Edown, Eup                  []float32
+	chosen                                 []expertChoice
+	dEdown, dEup, dphi, q, keys, dq, dkeys []float32
+	lo, hi, heads, topk, nk, half, qd, d   int
 }
 
-func newCDMoEToken[T floats](k cdmoeKernel) cdmoeToken[T] {
-	nc := k.heads * k.topk
-	return cdmoeToken[T]{e: make([]int32, nc), s: make([]float32, nc), off: make([]int32, 4*nc)}
-}
-
-// cdmoeTokenBufs are what the C kernels read and write for one token (all
-// float32): y or g, its φ, the expert tables, the chosen experts and
-// scores, and for the gradient the accumulators, its queries q and dq, the
-// keys and dkeys, and per chosen expert and half the offsets of the query
-// half in q and of the key in keys.
-type cdmoeTokenBufs struct {
-	y, g, phi, Edown, Eup []float32
-	e                     []int32
-	s                     []float32
-	dEdown, dEup, dphi    []float32
-	q, keys, dq, dkeys    []float32
-	off                   []int32
-	half                  int
-}
-
-// expertsC runs step 3 (or its gradient, the keys' included) for token n
-// over every head's chosen experts in one call of the C kernel, where there
-// is one: float32, SiLU, the openblas build. It reports whether it ran.
-func (t *cdmoeToken[T]) expertsC(k cdmoeKernel, n int, y, g []T, sh cdmoeAct[T], Edown, Eup, keys []T, acc *cdmoeGrads[T], dphi, dq []T) bool {
+// cdmoeExpertsRangeC runs step 3 (or its gradient, the keys' included)
+// for tokens [lo, hi) in one call of the C kernels, where there are some:
+// float32, SiLU, the openblas build. It reports whether it ran.
+func cdmoeExpertsRangeC[T floats](k cdmoeKernel, lo, hi int, chosen []expertChoice, y, g []T, sh cdmoeAct[T], Edown, Eup, keys []T, acc *cdmoeGrads[T], dphi, dq []T) bool {
 	if k.act.name != siluFunc.name {
 		return false
 	}
@@ -397,26 +375,15 @@ func (t *cdmoeToken[T]) expertsC(k cdmoeKernel, n int, y, g []T, sh cdmoeAct[T],
 	if !ok {
 		return false
 	}
-	dm, qd := k.dm, k.qdim()
-	for hh, c := 0, 0; hh < k.heads; hh++ {
-		q0, q1 := int32(hh*k.half), int32((k.heads+hh)*k.half) // the head's query halves
-		for end := c + k.topk; c < end; c++ {
-			ch := t.chosen[c]
-			t.e[c], t.s[c] = int32(ch.e), float32(ch.s)
-			o := t.off[4*c : 4*c+4]
-			o[0], o[1] = q0, int32((hh*k.nk+ch.ix)*2*k.half)
-			o[2], o[3] = q1, int32(((hh*k.nk+ch.iy)*2+1)*k.half)
-		}
-	}
-	b := cdmoeTokenBufs{phi: phi32[n*dm : (n+1)*dm], Edown: any(Edown).([]float32), Eup: any(Eup).([]float32), e: t.e, s: t.s}
+	b := cdmoeRangeBufs{phi: phi32, Edown: any(Edown).([]float32), Eup: any(Eup).([]float32), chosen: chosen,
+		lo: lo, hi: hi, heads: k.heads, topk: k.topk, nk: k.nk, half: k.half, qd: k.qdim(), d: k.dm}
 	if g == nil {
-		b.y = any(y).([]float32)[n*dm:]
+		b.y = any(y).([]float32)
 		return cdmoeExpertsC(b)
 	}
-	b.g, b.dphi = any(g).([]float32)[n*dm:], any(dphi).([]float32)[n*dm:]
+	b.g, b.dphi = any(g).([]float32), any(dphi).([]float32)
 	b.dEdown, b.dEup, b.dkeys = any(acc.dEdown).([]float32), any(acc.dEup).([]float32), any(acc.dkeys).([]float32)
-	b.q, b.dq = any(sh.q).([]float32)[n*qd:(n+1)*qd], any(dq).([]float32)[n*qd:(n+1)*qd]
-	b.keys, b.off, b.half = any(keys).([]float32), t.off, k.half
+	b.q, b.dq, b.keys = any(sh.q).([]float32), any(dq).([]float32), any(keys).([]float32)
 	return cdmoeExpertsC(b)
 }
 

@@ -8,13 +8,17 @@ import (
 	"testing"
 )
 
-// CDMoE's C kernels take a token's experts in blocks, dots and activations
-// first: the outputs and every gradient must be the bits of the experts
-// taken one at a time in order, at each kernel level, with more experts
-// than a block (a second, partial block) and experts chosen twice.
-func TestCDMoEExpertBlocksMatchOneAtATime(t *testing.T) {
+// CDMoE's C kernels run a worker's tokens in one call, each token's experts
+// in blocks: at each kernel level they must give what the Go loops give,
+// for a range of tokens inside the batch, with more experts per token than
+// a block (5 heads × 16 = 80), experts chosen twice, and the key offsets
+// they compute from each choice's head and keys. (Go's dots and activation
+// round differently from C's, and dq sums 80 such terms: they agree to
+// about 1e-5; a slip of index or offset moves a value by its own size.)
+func TestCDMoEExpertsCMatchGo(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
-	const nExperts, d, half, nc, heads = 49, 24, 5, 150, 3
+	k := cdmoeKernel{b: 1, t: 9, dm: 24, heads: 5, nk: 16, half: 5, topk: 16, act: siluFunc}
+	N, nc, qd, lo, hi := k.b*k.t, k.heads*k.topk, k.qdim(), 2, 8
 	r := rand.New(rand.NewSource(23))
 	fill := func(n int) []float32 {
 		v := make([]float32, n)
@@ -23,47 +27,45 @@ func TestCDMoEExpertBlocksMatchOneAtATime(t *testing.T) {
 		}
 		return v
 	}
-	phi, g, Edown, Eup := fill(d), fill(d), fill(nExperts*d), fill(nExperts*d)
-	q, keys := fill(2*heads*half), fill(heads*7*2*half)
-	e, s, off := make([]int32, nc), fill(nc), make([]int32, 4*nc)
-	for c := range e {
-		e[c] = int32(r.Intn(nExperts)) // repeats: the same rows updated twice
-		hh := r.Intn(heads)
-		for p := 0; p < 2; p++ {
-			off[4*c+2*p] = int32((p*heads + hh) * half)
-			off[4*c+2*p+1] = int32(((hh*7+r.Intn(7))*2 + p) * half)
+	sh := cdmoeAct[float32]{phi: fill(N * k.dm), q: fill(N * qd)}
+	g, Edown, Eup, keys := fill(N*k.dm), fill(k.nk*k.nk*k.dm), fill(k.nk*k.nk*k.dm), fill(k.heads*k.nk*2*k.half)
+	chosen := make([]expertChoice, N*nc)
+	for i := range chosen {
+		ix, iy := r.Intn(k.nk), r.Intn(4) // few keys: experts chosen twice
+		chosen[i] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: float64(float32(r.NormFloat64()))}
+	}
+	type result struct{ y, dphi, dq, dEdown, dEup, dkeys []float32 }
+	fresh := func() (result, cdmoeGrads[float32]) {
+		res := result{make([]float32, N*k.dm), make([]float32, N*k.dm), make([]float32, N*qd),
+			make([]float32, len(Edown)), make([]float32, len(Eup)), make([]float32, len(keys))}
+		return res, cdmoeGrads[float32]{res.dEdown, res.dEup, res.dkeys}
+	}
+	want, acc := fresh()
+	for n := lo; n < hi; n++ {
+		copy(want.y[n*k.dm:], sh.phi[n*k.dm:(n+1)*k.dm])
+		for hh := 0; hh < k.heads; hh++ {
+			ch := chosen[(n*k.heads+hh)*k.topk : (n*k.heads+hh+1)*k.topk]
+			cdmoeExpertsForward(k, sh.phi[n*k.dm:(n+1)*k.dm], Edown, Eup, ch, want.y[n*k.dm:(n+1)*k.dm])
+			acc.expertsBackward(k, n, hh, sh, ch, g, Edown, Eup, keys, want.dphi, want.dq)
 		}
 	}
-	run := func(oneAtATime bool) [][]float32 {
-		y, dEdown, dEup, dphi, dq, dkeys := make([]float32, d), make([]float32, nExperts*d), make([]float32, nExperts*d),
-			make([]float32, d), make([]float32, len(q)), make([]float32, len(keys))
-		bufs := func(lo, hi int) cdmoeTokenBufs {
-			return cdmoeTokenBufs{phi: phi, Edown: Edown, Eup: Eup, e: e[lo:hi], s: s[lo:hi], q: q, keys: keys, off: off[4*lo : 4*hi], half: half}
-		}
-		step := nc
-		if oneAtATime {
-			step = 1
-		}
-		for lo := 0; lo < nc; lo += step {
-			f := bufs(lo, lo+step)
-			f.y = y
-			cdmoeExpertsC(f)
-			b := bufs(lo, lo+step)
-			b.g, b.dEdown, b.dEup, b.dphi, b.dq, b.dkeys = g, dEdown, dEup, dphi, dq, dkeys
-			cdmoeExpertsC(b)
-		}
-		return [][]float32{y, dEdown, dEup, dphi, dq, dkeys}
-	}
-	names := []string{"y", "dEdown", "dEup", "dphi", "dq", "dkeys"}
 	for _, level := range []int{levelAVX2, levelSSE2} {
 		if setKernelLevel(level) != level {
 			continue
 		}
-		blocked, single := run(false), run(true)
-		for i, name := range names {
-			for j := range single[i] {
-				if math.Float32bits(blocked[i][j]) != math.Float32bits(single[i][j]) {
-					t.Fatalf("level %d: %s[%d] = %v in blocks, %v one expert at a time", level, name, j, blocked[i][j], single[i][j])
+		got, acc := fresh()
+		if !cdmoeExpertsRangeC(k, lo, hi, chosen, got.y, nil, sh, Edown, Eup, keys, nil, nil, nil) ||
+			!cdmoeExpertsRangeC(k, lo, hi, chosen, nil, g, sh, Edown, Eup, keys, &acc, got.dphi, got.dq) {
+			t.Fatalf("level %d: the C kernels did not run", level)
+		}
+		for _, c := range []struct {
+			name      string
+			got, want []float32
+		}{{"y", got.y, want.y}, {"dphi", got.dphi, want.dphi}, {"dq", got.dq, want.dq},
+			{"dEdown", got.dEdown, want.dEdown}, {"dEup", got.dEup, want.dEup}, {"dkeys", got.dkeys, want.dkeys}} {
+			for i := range c.want {
+				if d := math.Abs(float64(c.got[i] - c.want[i])); d > 1e-4*(1+math.Abs(float64(c.want[i]))) {
+					t.Fatalf("level %d: %s[%d] = %v in C, %v in Go", level, c.name, i, c.got[i], c.want[i])
 				}
 			}
 		}
