@@ -755,6 +755,15 @@ typedef struct {
 	double s;
 } wm_choice;
 
+// wm_choices_es writes m choices' experts and scores as the kernels take
+// them.
+static inline void wm_choices_es(const wm_choice *cb, ptrdiff_t m, int32_t *e, float *s) {
+	for (ptrdiff_t c = 0; c < m; c++) {
+		e[c] = (int32_t)cb[c].e;
+		s[c] = (float)cb[c].s;
+	}
+}
+
 // wm_cdmoe_fwd_tokens is step 3 for ntok tokens (rows of d; ch their
 // heads·k choices each): y = φ, then wm_cdmoe_fwd over each token's
 // experts, a block at a time.
@@ -768,11 +777,7 @@ static void wm_cdmoe_fwd_tokens(float *y, const float *phi, const float *Edown, 
 		memcpy(yt, pt, (size_t)d * sizeof(float));
 		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {
 			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;
-			const wm_choice *cb = ch + t * nc + c0;
-			for (ptrdiff_t c = 0; c < m; c++) {
-				e[c] = (int32_t)cb[c].e;
-				s[c] = (float)cb[c].s;
-			}
+			wm_choices_es(ch + t * nc + c0, m, e, s);
 			wm_cdmoe_fwd(yt, pt, Edown, Eup, e, s, m, d);
 		}
 	}
@@ -794,9 +799,8 @@ static void wm_cdmoe_bwd_tokens(const float *g, const float *phi, const float *E
 		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {
 			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;
 			const wm_choice *cb = ch + t * nc + c0;
+			wm_choices_es(cb, m, e, s);
 			for (ptrdiff_t c = 0; c < m; c++) {
-				e[c] = (int32_t)cb[c].e;
-				s[c] = (float)cb[c].s;
 				off[4 * c] = (int32_t)(hh * half);
 				off[4 * c + 1] = (int32_t)((hh * nk + cb[c].ix) * 2 * half);
 				off[4 * c + 2] = (int32_t)((heads + hh) * half);

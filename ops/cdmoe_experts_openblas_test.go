@@ -20,13 +20,7 @@ func TestCDMoEExpertsCMatchGo(t *testing.T) {
 	k := cdmoeKernel{b: 1, t: 9, dm: 24, heads: 5, nk: 16, half: 5, topk: 16, act: siluFunc}
 	N, nc, qd, lo, hi := k.b*k.t, k.heads*k.topk, k.qdim(), 2, 8
 	r := rand.New(rand.NewSource(23))
-	fill := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
+	fill := func(n int) []float32 { return normalFloat32s(r, n) }
 	sh := cdmoeAct[float32]{phi: fill(N * k.dm), q: fill(N * qd)}
 	g, Edown, Eup, keys := fill(N*k.dm), fill(k.nk*k.nk*k.dm), fill(k.nk*k.nk*k.dm), fill(k.heads*k.nk*2*k.half)
 	chosen := make([]expertChoice, N*nc)

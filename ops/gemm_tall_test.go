@@ -19,13 +19,7 @@ import (
 func TestGemmTallComputesTheProduct(t *testing.T) {
 	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
 	r := rand.New(rand.NewSource(5))
-	fill := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
+	fill := func(n int) []float32 { return normalFloat32s(r, n) }
 	for _, blocked := range []bool{false, true} {
 		blasSmallKernels = blocked
 		for _, c := range []struct{ m, n, k, extra int }{{2048, 176, 64, 0}, {1000, 64, 64, 3}, {333, 36, 64, 0}, {5, 64, 176, 1}} {

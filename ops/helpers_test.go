@@ -93,6 +93,15 @@ func ulps32(got float32, want float64) float64 {
 	return math.Abs(float64(got)-want) / ulp
 }
 
+// normalFloat32s draws n standard normal values.
+func normalFloat32s(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
 // spreadFloat32s draws n normal values scaled by 10^-3 … 10^3 in turn, so
 // that a kernel's sums mix values of very different sizes.
 func spreadFloat32s(r *rand.Rand, n int) []float32 {
