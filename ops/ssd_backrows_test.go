@@ -9,14 +9,15 @@ import (
 
 // The SSD backward's float32 row kernel in this build (C under the openblas
 // tag) equals its Go definition to the bit: row widths with and without a
-// tail after the eight-lane loop, one head and several, leading dimensions
+// tail after the eight-lane loop, one head and several, one token of long
+// rows (the state passing's form), leading dimensions
 // wider than the unit's heads, a scale per token, per head or per both,
 // copying and updating, and in place (c is a), over values of very
 // different scales.
 func TestSSDBackRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	fill := func(n int) []float32 { return spreadFloat32s(r, n) }
-	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 16, 0}, {64, 2, 64, 64}, {3, 2, 256, 0}} {
+	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 16, 0}, {64, 2, 64, 64}, {3, 2, 256, 0}, {1, 6, 520, 0}} {
 		P, ld := c.hb*c.p, c.hb*c.p+c.extra
 		for _, sc := range []struct {
 			name     string
