@@ -547,16 +547,43 @@ func orNone(s string) string {
 	return s
 }
 
-// cpuModel is the processor's name from /proc/cpuinfo ("" elsewhere).
+// cpuModel is the processor's name from /proc/cpuinfo, with its family
+// and model numbers (which tell generations apart where a virtual machine
+// names only "AMD EPYC"), or "unknown CPU".
 func cpuModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return "unknown CPU"
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
+	return cpuModelOf(string(b))
+}
+
+// cpuModelOf is cpuModel of a /proc/cpuinfo text: the first processor's
+// "model name", followed by "family F, model M" where both are given.
+func cpuModelOf(cpuinfo string) string {
+	var name, family, model string
+	for _, l := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			if name != "" { // the blank line after the first processor
+				break
+			}
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			name = strings.TrimSpace(v)
+		case "cpu family":
+			family = strings.TrimSpace(v)
+		case "model":
+			model = strings.TrimSpace(v)
 		}
 	}
-	return "unknown CPU"
+	switch {
+	case name == "":
+		return "unknown CPU"
+	case family != "" && model != "":
+		return fmt.Sprintf("%s, family %s, model %s", name, family, model)
+	}
+	return name
 }

@@ -170,3 +170,18 @@ func reportHas(t *testing.T, got string, wants ...string) {
 		}
 	}
 }
+
+// The report's header names the processor with its family and model, so
+// that runs on two generations of one "AMD EPYC" can be told apart.
+func TestCPUModelOf(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: other\n", "AMD EPYC, family 25, model 17"},
+		{"model name\t: ARMv8 Processor\n", "ARMv8 Processor"},
+		{"processor\t: 0\n", "unknown CPU"},
+		{"", "unknown CPU"},
+	} {
+		if got := cpuModelOf(c.in); got != c.want {
+			t.Errorf("cpuModelOf(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
