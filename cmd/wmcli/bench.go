@@ -178,7 +178,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32). %s. %s\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns. Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
@@ -318,7 +318,11 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			return nil, err
 		}
 	}
-	var rows []benchRow
+	// The configurations, in the table's order. Their rounds are spread
+	// over the run, round 1 of every configuration before round 2 of any:
+	// a slow spell of the shared machine, which can last minutes, then
+	// costs a configuration one round rather than all of them.
+	var configs []benchRowKey
 	for _, pat := range cfg.pats {
 		sz := cfg.base
 		if !strings.ContainsAny(pat, "AIEKBRH") {
@@ -326,24 +330,54 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 		}
 		for _, z := range sz {
 			for _, p := range cfg.procs {
-				row, err := cfg.measureOne(self, peerScript, pat, z, p, j, stderr)
-				if err != nil {
-					return nil, err
-				}
+				configs = append(configs, benchRowKey{pat, z, p})
+			}
+		}
+	}
+	rows := make([]benchRow, len(configs))
+	for i, c := range configs {
+		rows[i] = benchRow{Pattern: c.pat, Size: c.z, Threads: c.p, PeerLayout: "—"}
+	}
+	for round := 1; round <= cfg.rounds; round++ {
+		if round > 1 {
+			for _, p := range cfg.procs {
 				if err := keepGemmRate(self, p, rates, j); err != nil {
 					return nil, err
 				}
-				line := row.markdown()
-				b.WriteString(line)
-				fmt.Fprint(stdout, line)
-				rows = append(rows, row)
 			}
+		}
+		for i, c := range configs {
+			if err := cfg.measureRoundOf(&rows[i], self, peerScript, round, j, stderr); err != nil {
+				return nil, err
+			}
+			if round == 1 {
+				if err := keepGemmRate(self, c.p, rates, j); err != nil {
+					return nil, err
+				}
+			}
+			if round < cfg.rounds {
+				continue
+			}
+			if peerScript != "" && rows[i].Peer.Params != rows[i].WM.Params {
+				fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", c.pat, c.z.D, rows[i].Peer.Params, rows[i].WM.Params)
+			}
+			line := rows[i].markdown()
+			b.WriteString(line)
+			fmt.Fprint(stdout, line)
 		}
 	}
 	for i := range rows {
 		rows[i].GemmRate = rates[rows[i].Threads]
 	}
 	return rows, nil
+}
+
+// benchRowKey is one row of wm bench's table: a pattern, a size and a
+// thread count.
+type benchRowKey struct {
+	pat string
+	z   benchSize
+	p   int
 }
 
 // keepGemmRate measures the BLAS's float32 product rate on p threads in a
@@ -358,45 +392,41 @@ func keepGemmRate(self string, p int, rates map[int]float64, j *benchJournal) er
 	return j.addRate(p, r.GemmRate)
 }
 
-// measureOne measures one pattern at one size and thread count, cfg.rounds
-// times, wm and the peer taking turns, and keeps each side's best training
-// and best evaluation figure: a slow spell of a shared machine then costs
-// both sides a round rather than one side the row. Rounds the journal j
-// holds are taken from it; the others are measured and added to it.
-func (cfg benchSettings) measureOne(self, peerScript, pat string, z benchSize, p int, j *benchJournal, stderr io.Writer) (benchRow, error) {
-	row := benchRow{Pattern: pat, Size: z, Threads: p, PeerLayout: "—"}
-	for round := 1; round <= cfg.rounds; round++ {
-		r, ok := j.round(pat, z, p, round)
-		if ok {
-			fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d: from the journal\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
-		} else {
-			fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
-			var err error
-			if r, err = cfg.measureRound(self, peerScript, pat, z, p, round); err != nil {
-				return row, err
-			}
-			if err := j.addRound(r); err != nil {
-				return row, err
-			}
+// measureRoundOf adds round `round` of row's configuration to row: wm's
+// and the peer's measurements (the two taking turns), each side keeping
+// its best training and best evaluation figure over the rounds, so that a
+// slow spell of a shared machine costs both sides a round rather than one
+// side the row. A round the journal j holds is taken from it; otherwise it
+// is measured and added to it.
+func (cfg benchSettings) measureRoundOf(row *benchRow, self, peerScript string, round int, j *benchJournal, stderr io.Writer) error {
+	pat, z, p := row.Pattern, row.Size, row.Threads
+	r, ok := j.round(pat, z, p, round)
+	if ok {
+		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d: from the journal\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+	} else {
+		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+		var err error
+		if r, err = cfg.measureRound(self, peerScript, pat, z, p, round); err != nil {
+			return err
 		}
-		if row.WM.keep(r.WM) {
-			row.WMShards = r.WMShards
-		}
-		if r.Peer == nil {
-			continue
-		}
-		if row.Peer.keep(*r.Peer) {
-			row.PeerLayout = r.PeerLayout
-		}
-		if r.Peer.Train > 0 && r.Peer.Eval > 0 {
-			row.RoundTrain = append(row.RoundTrain, r.WM.Train/r.Peer.Train)
-			row.RoundEval = append(row.RoundEval, r.WM.Eval/r.Peer.Eval)
+		if err := j.addRound(r); err != nil {
+			return err
 		}
 	}
-	if peerScript != "" && row.Peer.Params != row.WM.Params {
-		fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", pat, z.D, row.Peer.Params, row.WM.Params)
+	if row.WM.keep(r.WM) {
+		row.WMShards = r.WMShards
 	}
-	return row, nil
+	if r.Peer == nil {
+		return nil
+	}
+	if row.Peer.keep(*r.Peer) {
+		row.PeerLayout = r.PeerLayout
+	}
+	if r.Peer.Train > 0 && r.Peer.Eval > 0 {
+		row.RoundTrain = append(row.RoundTrain, r.WM.Train/r.Peer.Train)
+		row.RoundEval = append(row.RoundEval, r.WM.Eval/r.Peer.Eval)
+	}
+	return nil
 }
 
 // measureRound measures one round of a configuration: wm, then the peer

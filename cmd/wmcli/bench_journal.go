@@ -44,7 +44,7 @@ type journalSettings struct {
 	Torch    string      `json:"torch"` // its torch version
 }
 
-// journalRound is one round of one configuration: what measureOne keeps
+// journalRound is one round of one configuration: what measureRoundOf keeps
 // from it.
 type journalRound struct {
 	Pattern    string       `json:"pattern"`

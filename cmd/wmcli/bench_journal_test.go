@@ -106,17 +106,19 @@ func TestBenchResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Kill it once the first configuration's two rounds are in the journal
-	// (it then measures the BLAS's rate, then the second configuration).
+	// Rounds are spread over the run: round 1 of both configurations, then
+	// round 2 of each. Kill it once three rounds are in the journal: both
+	// of the first configuration's, the second's first (it then measures
+	// the second's last round).
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		b, _ := os.ReadFile(file + journalSuffix)
-		if bytes.Count(b, []byte(`"round":{`)) >= 2 {
+		if bytes.Count(b, []byte(`"round":{`)) >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("no two rounds in the journal after two minutes:\n%s", b)
+			t.Fatalf("no three rounds in the journal after two minutes:\n%s", b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -144,7 +146,7 @@ func TestBenchResume(t *testing.T) {
 		t.Fatalf("wm bench --resume: %v\n%s", err, res)
 	}
 	for _, want := range []string{"(SM)1 d=32 t=32 b=2 threads=1, round 1 of 2: from the journal", "(SM)1 d=32 t=32 b=2 threads=1, round 2 of 2: from the journal",
-		"(SM)1 d=32 t=64 b=1 threads=1, round 1 of 2 …"} {
+		"(SM)1 d=32 t=64 b=1 threads=1, round 1 of 2: from the journal", "(SM)1 d=32 t=64 b=1 threads=1, round 2 of 2 …"} {
 		if !strings.Contains(string(res), want) {
 			t.Errorf("the resumed run's progress lacks %q:\n%s", want, res)
 		}

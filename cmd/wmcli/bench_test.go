@@ -44,6 +44,13 @@ func TestBench(t *testing.T) {
 	if !strings.Contains(string(res), "(SM)1 d=32 t=64 b=1 threads=2, round 2 of 2") || !strings.Contains(string(md), "best of 2 rounds") {
 		t.Errorf("the second round is missing from the progress or the file's header:\n%s", res)
 	}
+	// The rounds are spread over the run: the last configuration's first
+	// round comes before the first configuration's second.
+	last1 := strings.Index(string(res), "(SE)1 IE d=32 t=32 b=2 threads=2, round 1 of 2")
+	first2 := strings.Index(string(res), "(SM)1 d=32 t=32 b=2 threads=2, round 2 of 2")
+	if last1 < 0 || first2 < 0 || last1 > first2 {
+		t.Errorf("the rounds are not spread over the run (round 1 of the last configuration at %d, round 2 of the first at %d):\n%s", last1, first2, res)
+	}
 	// Batch 2 on 2 cores runs wm as one graph and as 2 shards (the column
 	// names the faster); batch 1 only as one graph.
 	for _, row := range []string{`\| \(SM\)1 \| 32 \| 32 \| 2 \| 2 \| [12] \| (—|2×1|1×2) \| \d+ \|`, `\| \(SM\)1 \| 32 \| 64 \| 1 \| 2 \| 1 \|`, `\| \(SE\)1 IE \| 32 \| 32 \| 2 \| 2 \| [12] \|`} {
