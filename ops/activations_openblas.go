@@ -850,7 +850,7 @@ func init() { setKernelLevel(levelAVX512) }
 // variant the CPU has up to level most, and returns the level in effect.
 // The activations, softmax rows and log-sum-exp parts have all three
 // variants; the others (SSD masks and rows, RMSNorm, RoPE, softmax
-// gradient, MoE rows, Add and Mul, CDMoE's experts) run their AVX2 one at both higher levels; CDMoE's
+// gradient, MoE rows, Add and Mul, the paper mask, CDMoE's experts) run their AVX2 one at both higher levels; CDMoE's
 // retrieval has an AVX-512 and an AVX2 variant and a portable one. Tests and
 // benchmarks call it to cover the variants.
 func setKernelLevel(most int) int {
@@ -861,6 +861,7 @@ func setKernelLevel(most int) int {
 	moeRowsAVX2(avx2)
 	binaryAVX2(avx2)
 	ropeAVX2(avx2)
+	paperMaskAVX2(avx2)
 	retrieveLevel(most)
 	return int(C.wm_set_level(C.int(most)))
 }

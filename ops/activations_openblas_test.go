@@ -9,14 +9,14 @@ import (
 )
 
 // The openblas build has C variants of its float32 kernels (activations,
-// softmax rows, SSD masks and rows, MoE rows, RMSNorm, RoPE) for SSE2, AVX2 and, for
+// softmax rows, SSD masks and rows, MoE rows, RMSNorm, RoPE, the paper mask) for SSE2, AVX2 and, for
 // some, AVX-512; the other tests run on the best the CPU has, these on the
 // SSE2 ones: the kernel checks and the golden cases, whose float32 runs go
 // through every C kernel.
 func TestFloat32KernelsSSE2(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
 	if setKernelLevel(levelSSE2) != levelSSE2 || KernelISA() != "sse2" ||
-		rmsnormAVX2(false) || ssdRowsAVX2(false) || ssdBackRowsAVX2(false) || moeRowsAVX2(false) || binaryAVX2(false) || ropeAVX2(false) {
+		rmsnormAVX2(false) || ssdRowsAVX2(false) || ssdBackRowsAVX2(false) || moeRowsAVX2(false) || binaryAVX2(false) || ropeAVX2(false) || paperMaskAVX2(false) {
 		t.Fatalf("setKernelLevel(levelSSE2) left AVX2 kernels selected (activations: %s)", KernelISA())
 	}
 	runKernelChecks(t, activationChecks)
@@ -29,6 +29,7 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 		{"moe rows", TestMoERowsMatchGo},
 		{"add and mul", TestBinaryKernelsMatchGo},
 		{"rope rows", TestRopeRowsMatchGo},
+		{"paper mask rows", TestPaperMaskRowsMatchGo},
 		{"golden", TestGolden},
 	})
 }

@@ -64,6 +64,10 @@ func moeScatterRows32(dst, rows []float32, tokens []int, g []float32, n, e, d in
 func moeGateGrad32(dg, dY, dy, Y, g []float32, tokens []int, n, e, d int) {
 	moeGateGradGo(dg, dY, dy, Y, g, tokens, n, e, d)
 }
+func paperMaskRows32(M, P, l []float32, rows, n int) { paperMaskRowsGo(M, P, l, rows, n) }
+func paperMaskBackwardRows32(P, dM, l []float32, dl []float64, rows, n int) {
+	paperMaskBackwardRowsGo(P, dM, l, dl, rows, n)
+}
 func ropeRows32(dst, x []float32, cos, sin []float64, lo, hi, t, h, d int, sign float64) {
 	ropeRowsGo(dst, x, cos, sin, lo, hi, t, h, d, sign)
 }

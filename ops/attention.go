@@ -299,13 +299,7 @@ func paperMask[T floats](k attnKernel, in [][]T, hh, rows, kmax int, P, M []T) {
 	if k.mask != MaskPaper {
 		return
 	}
-	l := in[3][hh*k.maxPos:]
-	for i := 0; i < rows; i++ {
-		row, m := P[i*kmax:(i+1)*kmax], M[i*kmax:(i+1)*kmax]
-		for j := range row {
-			m[j] = row[j] * l[j]
-		}
-	}
+	paperMaskRows(M, P, in[3][hh*k.maxPos:], rows, kmax)
 }
 
 func attnForward[T floats](k attnKernel, in [][]T, y []T) {
@@ -340,19 +334,6 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
 		}
 	})
-}
-
-// paperMaskBackward is the gradient through M = P ∘ l (the paper dynamic
-// mask) for a block of rows: dl += dM ∘ P (into dl, this head's row of the
-// mask's gradient), then dP = dM ∘ l in place.
-func paperMaskBackward[T floats](P, dM, l []T, dl []float64, rows, kmax int) {
-	for i := 0; i < rows; i++ {
-		row, dm := P[i*kmax:(i+1)*kmax], dM[i*kmax:(i+1)*kmax]
-		for j := range dm {
-			dl[j] += float64(dm[j]) * float64(row[j])
-			dm[j] *= l[j]
-		}
-	}
 }
 
 // dogeMaskBackward adds the scores' gradient dS of a block of rows to the
@@ -417,7 +398,7 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
 				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
 				if k.mask == MaskPaper {
-					paperMaskBackward(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
+					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
 				}
 				// softmax: dS = P ∘ (dP - Σ_j dP P)
 				softmaxGradRows(dM[:rows*kmax], P, dM, rows, kmax)
