@@ -318,11 +318,11 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			return nil, err
 		}
 	}
-	// The configurations, in the table's order. Their rounds are spread
-	// over the run, round 1 of every configuration before round 2 of any:
-	// a slow spell of the shared machine, which can last minutes, then
-	// costs a configuration one round rather than all of them.
-	var configs []benchRowKey
+	// The rows, in the table's order. Their rounds are spread over the
+	// run, round 1 of every row before round 2 of any: a slow spell of the
+	// shared machine, which can last minutes, then costs a row one round
+	// rather than all of them.
+	var rows []benchRow
 	for _, pat := range cfg.pats {
 		sz := cfg.base
 		if !strings.ContainsAny(pat, "AIEKBRH") {
@@ -330,13 +330,9 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 		}
 		for _, z := range sz {
 			for _, p := range cfg.procs {
-				configs = append(configs, benchRowKey{pat, z, p})
+				rows = append(rows, benchRow{Pattern: pat, Size: z, Threads: p, PeerLayout: "—"})
 			}
 		}
-	}
-	rows := make([]benchRow, len(configs))
-	for i, c := range configs {
-		rows[i] = benchRow{Pattern: c.pat, Size: c.z, Threads: c.p, PeerLayout: "—"}
 	}
 	for round := 1; round <= cfg.rounds; round++ {
 		if round > 1 {
@@ -346,22 +342,23 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 				}
 			}
 		}
-		for i, c := range configs {
-			if err := cfg.measureRoundOf(&rows[i], self, peerScript, round, j, stderr); err != nil {
+		for i := range rows {
+			row := &rows[i]
+			if err := cfg.measureRoundOf(row, self, peerScript, round, j, stderr); err != nil {
 				return nil, err
 			}
 			if round == 1 {
-				if err := keepGemmRate(self, c.p, rates, j); err != nil {
+				if err := keepGemmRate(self, row.Threads, rates, j); err != nil {
 					return nil, err
 				}
 			}
 			if round < cfg.rounds {
 				continue
 			}
-			if peerScript != "" && rows[i].Peer.Params != rows[i].WM.Params {
-				fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", c.pat, c.z.D, rows[i].Peer.Params, rows[i].WM.Params)
+			if peerScript != "" && row.Peer.Params != row.WM.Params {
+				fmt.Fprintf(stderr, "wm bench: %s d=%d: the peer has %d parameters, wm %d: the comparison is not like for like\n", row.Pattern, row.Size.D, row.Peer.Params, row.WM.Params)
 			}
-			line := rows[i].markdown()
+			line := row.markdown()
 			b.WriteString(line)
 			fmt.Fprint(stdout, line)
 		}
@@ -370,14 +367,6 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 		rows[i].GemmRate = rates[rows[i].Threads]
 	}
 	return rows, nil
-}
-
-// benchRowKey is one row of wm bench's table: a pattern, a size and a
-// thread count.
-type benchRowKey struct {
-	pat string
-	z   benchSize
-	p   int
 }
 
 // keepGemmRate measures the BLAS's float32 product rate on p threads in a
