@@ -3,6 +3,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -63,5 +64,41 @@ func TestCDMoEExpertsCMatchGo(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkCDMoEExpertsBackward times CDMoE's expert backward in C alone
+// (wm_cdmoe_bwd_tokens: each chosen expert's two dots, its activation, the
+// updates of its two rows of dEdown and dEup, of the token's dφ and of the
+// query's and keys' gradients) for one worker's 2048 tokens at d_model 64,
+// 4 heads of top-8 over 32² experts, as in (SE)3 IE's step. The chosen
+// experts are drawn from the first side² of each half's keys: at side 32
+// they spread over every expert's rows (as training's do), at 4 over 16
+// experts whose rows stay in the first-level cache. The difference between
+// the two is the cost of fetching the rows; ns/pair is per (token, expert).
+func BenchmarkCDMoEExpertsBackward(b *testing.B) {
+	for _, side := range []int{32, 16, 4} {
+		b.Run(fmt.Sprintf("experts=%d", side*side), func(b *testing.B) {
+			k := cdmoeKernel{b: 1, t: 2048, dm: 64, heads: 4, nk: 32, half: 32, topk: 8, act: siluFunc}
+			N, nc, qd := k.b*k.t, k.heads*k.topk, k.qdim()
+			r := rand.New(rand.NewSource(1))
+			fill := func(n int) []float32 { return normalFloat32s(r, n) }
+			sh := cdmoeAct[float32]{phi: fill(N * k.dm), q: fill(N * qd)}
+			g, Edown, Eup, keys := fill(N*k.dm), fill(k.nk*k.nk*k.dm), fill(k.nk*k.nk*k.dm), fill(k.heads*k.nk*2*k.half)
+			chosen := make([]expertChoice, N*nc)
+			for i := range chosen {
+				ix, iy := r.Intn(side), r.Intn(side)
+				chosen[i] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: 0.5}
+			}
+			acc := cdmoeGrads[float32]{make([]float32, len(Edown)), make([]float32, len(Eup)), make([]float32, len(keys))}
+			dphi, dq := make([]float32, N*k.dm), make([]float32, N*qd)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if !cdmoeExpertsRangeC(k, 0, N, chosen, nil, g, sh, Edown, Eup, keys, &acc, dphi, dq) {
+					b.Fatal("the C kernel did not run")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(N*nc), "ns/pair")
+		})
 	}
 }
