@@ -19,16 +19,12 @@ import (
 func TestCDMoEExpertsCMatchGo(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
 	k := cdmoeKernel{b: 1, t: 9, dm: 24, heads: 5, nk: 16, half: 5, topk: 16, act: siluFunc}
-	N, nc, qd, lo, hi := k.b*k.t, k.heads*k.topk, k.qdim(), 2, 8
-	r := rand.New(rand.NewSource(23))
-	fill := func(n int) []float32 { return normalFloat32s(r, n) }
-	sh := cdmoeAct[float32]{phi: fill(N * k.dm), q: fill(N * qd)}
-	g, Edown, Eup, keys := fill(N*k.dm), fill(k.nk*k.nk*k.dm), fill(k.nk*k.nk*k.dm), fill(k.heads*k.nk*2*k.half)
-	chosen := make([]expertChoice, N*nc)
-	for i := range chosen {
+	N, qd, lo, hi := k.b*k.t, k.qdim(), 2, 8
+	c := newCDMoEExpertsCase(k, 23, func(r *rand.Rand) (int, int, float64) {
 		ix, iy := r.Intn(k.nk), r.Intn(4) // few keys: experts chosen twice
-		chosen[i] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: float64(float32(r.NormFloat64()))}
-	}
+		return ix, iy, float64(float32(r.NormFloat64()))
+	})
+	sh, g, Edown, Eup, keys, chosen := c.sh, c.g, c.Edown, c.Eup, c.keys, c.chosen
 	type result struct{ y, dphi, dq, dEdown, dEup, dkeys []float32 }
 	fresh := func() (result, cdmoeGrads[float32]) {
 		res := result{make([]float32, N*k.dm), make([]float32, N*k.dm), make([]float32, N*qd),
@@ -80,25 +76,41 @@ func BenchmarkCDMoEExpertsBackward(b *testing.B) {
 	for _, side := range []int{32, 16, 4} {
 		b.Run(fmt.Sprintf("experts=%d", side*side), func(b *testing.B) {
 			k := cdmoeKernel{b: 1, t: 2048, dm: 64, heads: 4, nk: 32, half: 32, topk: 8, act: siluFunc}
-			N, nc, qd := k.b*k.t, k.heads*k.topk, k.qdim()
-			r := rand.New(rand.NewSource(1))
-			fill := func(n int) []float32 { return normalFloat32s(r, n) }
-			sh := cdmoeAct[float32]{phi: fill(N * k.dm), q: fill(N * qd)}
-			g, Edown, Eup, keys := fill(N*k.dm), fill(k.nk*k.nk*k.dm), fill(k.nk*k.nk*k.dm), fill(k.heads*k.nk*2*k.half)
-			chosen := make([]expertChoice, N*nc)
-			for i := range chosen {
-				ix, iy := r.Intn(side), r.Intn(side)
-				chosen[i] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: 0.5}
-			}
-			acc := cdmoeGrads[float32]{make([]float32, len(Edown)), make([]float32, len(Eup)), make([]float32, len(keys))}
-			dphi, dq := make([]float32, N*k.dm), make([]float32, N*qd)
+			N, nc := k.b*k.t, k.heads*k.topk
+			c := newCDMoEExpertsCase(k, 1, func(r *rand.Rand) (int, int, float64) { return r.Intn(side), r.Intn(side), 0.5 })
+			acc := cdmoeGrads[float32]{make([]float32, len(c.Edown)), make([]float32, len(c.Eup)), make([]float32, len(c.keys))}
+			dphi, dq := make([]float32, N*k.dm), make([]float32, N*k.qdim())
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if !cdmoeExpertsRangeC(k, 0, N, chosen, nil, g, sh, Edown, Eup, keys, &acc, dphi, dq) {
+				if !cdmoeExpertsRangeC(k, 0, N, c.chosen, nil, c.g, c.sh, c.Edown, c.Eup, c.keys, &acc, dphi, dq) {
 					b.Fatal("the C kernel did not run")
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(N*nc), "ns/pair")
 		})
 	}
+}
+
+// cdmoeExpertsCase is the inputs of CDMoE's expert kernels for k: the
+// shared activations φ and queries, the upstream gradient, both expert
+// tables and the keys, drawn from N(0, 1), and heads·top_k choices per
+// token whose keys and score choose draws.
+type cdmoeExpertsCase struct {
+	sh                  cdmoeAct[float32]
+	g, Edown, Eup, keys []float32
+	chosen              []expertChoice
+}
+
+func newCDMoEExpertsCase(k cdmoeKernel, seed int64, choose func(*rand.Rand) (ix, iy int, s float64)) cdmoeExpertsCase {
+	N := k.b * k.t
+	r := rand.New(rand.NewSource(seed))
+	fill := func(n int) []float32 { return normalFloat32s(r, n) }
+	c := cdmoeExpertsCase{sh: cdmoeAct[float32]{phi: fill(N * k.dm), q: fill(N * k.qdim())}}
+	c.g, c.Edown, c.Eup, c.keys = fill(N*k.dm), fill(k.nk*k.nk*k.dm), fill(k.nk*k.nk*k.dm), fill(k.heads*k.nk*2*k.half)
+	c.chosen = make([]expertChoice, N*k.heads*k.topk)
+	for i := range c.chosen {
+		ix, iy, s := choose(r)
+		c.chosen[i] = expertChoice{e: ix*k.nk + iy, ix: ix, iy: iy, s: s}
+	}
+	return c
 }
