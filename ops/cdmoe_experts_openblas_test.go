@@ -13,12 +13,22 @@ import (
 // in blocks: at each kernel level they must give what the Go loops give,
 // for a range of tokens inside the batch, with more experts per token than
 // a block (5 heads × 16 = 80), experts chosen twice, and the key offsets
-// they compute from each choice's head and keys. (Go's dots and activation
-// round differently from C's, and dq sums 80 such terms: they agree to
-// about 1e-5; a slip of index or offset moves a value by its own size.)
+// they compute from each choice's head and keys; both for sizes the
+// general body runs and for d_model 64 with halves of 32, which the
+// backward runs in a body of its own. (Go's dots and activation round
+// differently from C's, and dq sums 80 such terms: they agree to about
+// 1e-5; a slip of index or offset moves a value by its own size.)
 func TestCDMoEExpertsCMatchGo(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
-	k := cdmoeKernel{b: 1, t: 9, dm: 24, heads: 5, nk: 16, half: 5, topk: 16, act: siluFunc}
+	for _, k := range []cdmoeKernel{
+		{b: 1, t: 9, dm: 24, heads: 5, nk: 16, half: 5, topk: 16, act: siluFunc},
+		{b: 1, t: 9, dm: 64, heads: 5, nk: 16, half: 32, topk: 16, act: siluFunc},
+	} {
+		t.Run(fmt.Sprintf("d%d_half%d", k.dm, k.half), func(t *testing.T) { cdmoeExpertsMatchGo(t, k) })
+	}
+}
+
+func cdmoeExpertsMatchGo(t *testing.T, k cdmoeKernel) {
 	N, qd, lo, hi := k.b*k.t, k.qdim(), 2, 8
 	c := newCDMoEExpertsCase(k, 23, func(r *rand.Rand) (int, int, float64) {
 		ix, iy := r.Intn(k.nk), r.Intn(4) // few keys: experts chosen twice
