@@ -214,22 +214,15 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 				const float *ed = Edown + o;                                                      \
 				const float w = wb[c - c0], dz = dzb[c - c0], dzs = dz * s[c];                    \
 				float *dEu = dEup + o, *dEd = dEdown + o;                                         \
-				if (d64) {                                                                        \
-					_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                      \
-						dEu[j] += w * g[j];                                                       \
-						dEd[j] += dzs * phi[j];                                                   \
-					}                                                                             \
-					for (int v = 0; v < 8; v++) {                                                 \
-						wm_v8f x;                                                                 \
-						memcpy(&x, ed + 8 * v, sizeof x);                                         \
-						pa[v] += dzs * x;                                                         \
-					}                                                                             \
-				} else {                                                                          \
-					_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                      \
-						dEu[j] += w * g[j];                                                       \
-						dEd[j] += dzs * phi[j];                                                   \
-						dphi[j] += dzs * ed[j];                                                   \
-					}                                                                             \
+				_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                          \
+					dEu[j] += w * g[j];                                                           \
+					dEd[j] += dzs * phi[j];                                                       \
+					if (!d64) dphi[j] += dzs * ed[j];                                             \
+				}                                                                                 \
+				for (int v = 0; d64 && v < 8; v++) {                                              \
+					wm_v8f x;                                                                     \
+					memcpy(&x, ed + 8 * v, sizeof x);                                             \
+					pa[v] += dzs * x;                                                             \
 				}                                                                                 \
 				const float ds = dz * dp[c - c0];                                                 \
 				for (int p = 0; p < 2; p++) {                                                     \
