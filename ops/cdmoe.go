@@ -102,11 +102,21 @@ type cdmoeKernel struct {
 // cdmoeSaved is what a CDMoE forward keeps for its backward in the same
 // run: the shared MLP's activations and queries, and every token's chosen
 // experts (retrieval is the costliest part of the op after the products),
-// for the same x (forwardSave).
+// for the same x (forwardSave). The activations are kept only when the
+// graph takes the op's gradient (wanted, set by SymDiff): an evaluation
+// forward hands them back to the pools when it is done.
 type cdmoeSaved struct {
 	forwardSave
+	wanted bool
 	act    any // cdmoeAct[float32] or cdmoeAct[float64]
 	chosen []expertChoice
+}
+
+// gradientWanted is called when the graph takes the op's gradient.
+func (k cdmoeKernel) gradientWanted() {
+	if k.saved != nil {
+		k.saved.wanted = true
+	}
 }
 
 // release drops the saved activations (back to the pools).
@@ -278,6 +288,9 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		}
 	})
 	if g == nil {
+		if !k.saved.wanted {
+			k.saved.release() // an evaluation graph keeps nothing for a backward
+		}
 		return
 	}
 	for _, p := range parts {

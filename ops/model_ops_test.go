@@ -156,7 +156,8 @@ func TestMoEExpertsMatchesDense(t *testing.T) {
 
 // The backward that takes the experts' activations its forward saved gives
 // the same gradients, to the bit, as one that runs the experts again; a save
-// from a forward on other inputs is not used, and a save is used once.
+// from a forward on other inputs is not used, a save is used once, and a
+// graph without the gradient (evaluation) saves nothing.
 func TestMoEExpertsBackwardFromSave(t *testing.T) {
 	const T, d, f, N = 9, 4, 3, 4
 	r := rand.New(rand.NewSource(8))
@@ -168,7 +169,7 @@ func TestMoEExpertsBackwardFromSave(t *testing.T) {
 	W1, W3, W2 := randData(r, N*d*f, nil), randData(r, N*d*f, nil), randData(r, N*f*d, nil)
 	dy := randData(r, T*d, nil)
 	newK := func() moeKernel {
-		return moeKernel{x: tensor.Shape{T, d}, n: N, d: d, f: f, saved: &moeSaved{}}
+		return moeKernel{x: tensor.Shape{T, d}, n: N, d: d, f: f, saved: &moeSaved{wanted: true}}
 	}
 	grads := func(k moeKernel, xin []float64) [][]float64 {
 		d := [][]float64{make([]float64, T*d), make([]float64, T*N), make([]float64, N*d*f), make([]float64, N*d*f), make([]float64, N*f*d)}
@@ -198,6 +199,14 @@ func TestMoEExpertsBackwardFromSave(t *testing.T) {
 	stale := newK()
 	forward(stale, x2) // saved for x2, not for x
 	assertSame(t, "with a save for other inputs", grads(stale, x), want)
+
+	eval := newK()
+	eval.saved.wanted = false
+	forward(eval, x)
+	if eval.saved.fresh || eval.saved.experts != nil {
+		t.Error("an evaluation forward kept its experts' activations")
+	}
+	assertSame(t, "after an evaluation forward", grads(eval, x), want)
 }
 
 func assertSame(t *testing.T, what string, got, want [][]float64) {

@@ -55,10 +55,21 @@ type moeKernel struct {
 // moeSaved is what a MoEExperts forward keeps for its backward in the same
 // run, for the same x and gates (forwardSave): every expert's tokens and its
 // H1, H3 and Y (X is gathered again and A = silu(H1) ⊙ H3 recomputed, both
-// cheap next to the three products the save spares).
+// cheap next to the three products the save spares; keeping X and A too
+// made no training step faster). It is kept only when the graph takes the
+// op's gradient (wanted, set by SymDiff), so that an evaluation forward
+// hands its buffers back at once.
 type moeSaved struct {
 	forwardSave
+	wanted  bool
 	experts any // []moeExpert[float32] or []moeExpert[float64]
+}
+
+// gradientWanted is called when the graph takes the op's gradient.
+func (k moeKernel) gradientWanted() {
+	if k.saved != nil {
+		k.saved.wanted = true
+	}
 }
 
 // release hands the saved activations back to the pools.
@@ -165,7 +176,7 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	} else {
 		moeCombine(y, g, experts, k)
 	}
-	if backward {
+	if backward || !sv.wanted {
 		releaseExperts(experts)
 		return
 	}
