@@ -27,23 +27,29 @@ func uniformIn(lo, hi float64) func(*rand.Rand) float64 {
 	return func(r *rand.Rand) float64 { return lo + (hi-lo)*r.Float64() }
 }
 
-// checkGradFD compares the symbolic gradient of sum(op(inputs) * w), w random,
-// with central finite differences (gonum fd.Gradient) in float64.
-func checkGradFD(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.Node) (*G.Node, error)) {
-	t.Helper()
-	r := rand.New(rand.NewSource(seed))
+// drawInputs draws each input's values from its generator (N(0,1) when it
+// has none), in order from one stream.
+func drawInputs(r *rand.Rand, inputs []fdInput) [][]float64 {
 	data := make([][]float64, len(inputs))
 	for i, s := range inputs {
 		gen := s.gen
 		if gen == nil {
 			gen = normal
 		}
-		n := tensor.Shape(s.shape).TotalSize()
-		data[i] = make([]float64, n)
+		data[i] = make([]float64, tensor.Shape(s.shape).TotalSize())
 		for j := range data[i] {
 			data[i][j] = gen(r)
 		}
 	}
+	return data
+}
+
+// checkGradFD compares the symbolic gradient of sum(op(inputs) * w), w random,
+// with central finite differences (gonum fd.Gradient) in float64.
+func checkGradFD(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.Node) (*G.Node, error)) {
+	t.Helper()
+	r := rand.New(rand.NewSource(seed))
+	data := drawInputs(r, inputs)
 	// graph builds op(inputs) and sum(y*w) with w drawn from the same stream.
 	var w []float64
 	graph := func() (*G.ExprGraph, []*G.Node, *G.Node) {

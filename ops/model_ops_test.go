@@ -96,13 +96,23 @@ func TestLoadBalanceLossValues(t *testing.T) {
 func TestMoEExpertsGradFD(t *testing.T) {
 	// Every gate non-zero, so every expert computes every token and the
 	// finite differences see the same function as the op.
-	checkGradFD(t, 17, []fdInput{
+	checkGradFD(t, 17, moeExpertsFDInputs(), moeExpertsFromNodes)
+}
+
+// moeExpertsFDInputs are MoEExperts' inputs for 2×3 tokens of d 4 and 3
+// experts of width 5, every gate non-zero.
+func moeExpertsFDInputs() []fdInput {
+	return []fdInput{
 		{name: "x", shape: []int{2, 3, 4}},
 		{name: "gates", shape: []int{2, 3, 3}, gen: uniformIn(0.1, 1)},
 		{name: "W1", shape: []int{3, 4, 5}},
 		{name: "W3", shape: []int{3, 4, 5}},
 		{name: "W2", shape: []int{3, 5, 4}},
-	}, func(in []*G.Node) (*G.Node, error) { return MoEExperts(in[0], in[1], in[2], in[3], in[4]) })
+	}
+}
+
+func moeExpertsFromNodes(in []*G.Node) (*G.Node, error) {
+	return MoEExperts(in[0], in[1], in[2], in[3], in[4])
 }
 
 // MoEExperts with top-k gates equals the dense sum over every expert of
