@@ -134,7 +134,8 @@ type upstreamGradient interface{ gradientIsUpstream() bool }
 
 // gradientAware is a kernel that keeps work of its forward for its
 // backward only in graphs that take its gradient (attention's
-// probabilities): SymDiff tells it so.
+// probabilities, the routed MoE's expert activations, CDMoE's shared
+// activations and queries): SymDiff tells it so.
 type gradientAware interface{ gradientWanted() }
 
 // SymDiff adds the backward node and one unpack node per differentiable input.
