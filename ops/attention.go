@@ -272,13 +272,18 @@ func (k attnKernel) blockKeys(i1 int) int { return k.tk - k.tq + i1 }
 
 // attnProbs fills P with the causal softmax of queries [i0, i1) of head hh of
 // batch bi over keys [0, kmax) and, for the paper mask, M = P ∘ l (else M is
-// P itself).
-func attnProbs[T floats](k attnKernel, in [][]T, bi, hh, i0, i1 int, P, M []T) {
+// P itself). kT is the head's keys as [d, tk] (transposedHeads), or nil to
+// multiply by k itself.
+func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, M []T) {
 	qo, ko, _, _ := k.offsets(bi, hh)
 	kmax := k.blockKeys(i1)
 	scale := 1 / math.Sqrt(float64(k.d))
 	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
-	gemm(false, true, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, kmax)
+	if kT != nil {
+		gemm(false, false, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, kT, k.tk, 0, P, kmax)
+	} else {
+		gemm(false, true, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, kmax)
+	}
 	// 2. the doge bias, then a stable softmax over the visible keys: query
 	// i sees keys 0..tk-tq+i
 	if k.mask == MaskDoge {
@@ -304,6 +309,11 @@ func paperMask[T floats](k attnKernel, in [][]T, hh, rows, kmax int, P, M []T) {
 
 func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 	probs, per := probsBuffer(k, in), k.probsPerHead()
+	var kTs []T // k as [b, hk·d, tk] (transposedHeads)
+	if k.transposedHeads() {
+		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
+		defer releaseScratch(kTs)
+	}
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
 		bs := min(attnBlock, k.tq)
@@ -318,6 +328,10 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			defer releaseScratch(M)
 		}
 		_, _, vo, yo := k.offsets(bi, hh)
+		var kT []T
+		if kTs != nil {
+			kT = headOfTransposed(kTs, bi, hh/(k.h/k.hk), k.tk, k.hk, k.d)
+		}
 		off := bh * per
 		for i0 := 0; i0 < k.tq; i0 += bs {
 			i1 := min(i0+bs, k.tq)
@@ -329,7 +343,7 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			if k.mask != MaskPaper {
 				M = P
 			}
-			attnProbs(k, in, bi, hh, i0, i1, P, M)
+			attnProbs(k, in, kT, bi, hh, i0, i1, P, M)
 			// 4. y = M v   (i1-i0, dv)
 			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
 		}
@@ -360,6 +374,15 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 		}
 	}
 	probs, per := savedProbs(k, in), k.probsPerHead()
+	var kTs, vTs []T // v (and k, if P is computed again) as [b, hk·d, tk]
+	if k.transposedHeads() {
+		vTs = batchesTransposed(in[2], k.b, k.tk, k.hk*k.dv)
+		defer releaseScratch(vTs)
+		if probs == nil {
+			kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
+			defer releaseScratch(kTs)
+		}
+	}
 	parallelFor(k.b*k.hk, func(bk int) {
 		bi, kh := bk/k.hk, bk%k.hk
 		bs := min(attnBlock, k.tq)
@@ -373,6 +396,14 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 		if k.mask == MaskPaper {
 			M = scratch[T](bs * k.tk)
 			defer releaseScratch(M)
+		}
+		// the kv head's values (and keys, if P is computed again) as [d, tk]
+		var kT, vT []T
+		if vTs != nil {
+			vT = headOfTransposed(vTs, bi, kh, k.tk, k.hk, k.dv)
+		}
+		if kTs != nil {
+			kT = headOfTransposed(kTs, bi, kh, k.tk, k.hk, k.d)
 		}
 		for hh := kh * group; hh < (kh+1)*group; hh++ {
 			qo, ko, vo, yo := k.offsets(bi, hh)
@@ -391,11 +422,15 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				if probs != nil {
 					paperMask(k, in, hh, rows, kmax, P, M)
 				} else {
-					attnProbs(k, in, bi, hh, i0, i1, P, M)
+					attnProbs(k, in, kT, bi, hh, i0, i1, P, M)
 				}
 				gy := g[yo+i0*k.h*k.dv:]
 				// dM = dy v^T; dv += M^T dy
-				gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
+				if vT != nil {
+					gemm(false, false, rows, kmax, k.dv, 1, gy, k.h*k.dv, vT, k.tk, 0, dM, kmax)
+				} else {
+					gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
+				}
 				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)

@@ -65,6 +65,10 @@ func transposedScratch[T floats](b []T, ldb, n, k int) []T {
 	return bt
 }
 
+// blasSmallMNK is the largest m·n·k OpenBLAS 0.3.21's SkylakeX family runs
+// through its small-matrix sgemm kernels (100³).
+const blasSmallMNK = 100 * 100 * 100
+
 // tallRowBlock returns the rows of a block of a tall product with a small
 // [k, n] right operand that this build's BLAS runs without packing, or 0
 // when it has no such kernels for the product: OpenBLAS 0.3.21's SkylakeX
@@ -76,7 +80,7 @@ func tallRowBlock(n, k int) int {
 	if !blasSmallKernels || n*k == 0 {
 		return 0
 	}
-	blk := 1000000 / (n * k)
+	blk := blasSmallMNK / (n * k)
 	if blk < 32 {
 		return 0
 	}

@@ -1,0 +1,83 @@
+package ops
+
+// Attention's q·kᵀ and dy·vᵀ as untransposed products.
+//
+// A row block's scores S = q·kᵀ and the backward's dM = dy·vᵀ multiply by
+// a transposed operand whose inner dimension is one head (16 at d_model 64
+// with 4 heads). OpenBLAS's small-matrix sgemm kernels run such a product
+// about 1.5× faster when that operand is stored [d, keys] rather than
+// [keys, d]: 64 rows × 64–256 keys × 16 replayed at 65–72 GFLOP/s
+// transposed and 102–106 untransposed on the Zen 4 (Cooperlake kernels).
+// Where a full row block's product is small enough for those kernels, the
+// op therefore copies all of k (in the backward, v) once into [b, h·d, t]
+// before its (batch, head) loop, and every row block multiplies by its
+// head's [d, t] part. The copy reads k row by row, as one stream. A copy
+// made per (batch, head) instead reads one head's 16 values of each
+// 256-byte row: inside a step it missed the cache on nearly every row and
+// cost more than the products gained. Larger heads (d_model 256) go through OpenBLAS's
+// packed kernels, which read a transposed operand as fast, and keep the
+// transposed product.
+
+// attnTransposeHeads turns the copies off when false, for the tests that
+// hold the two forms to each other.
+var attnTransposeHeads = true
+
+// transposedHeads says whether kernel k multiplies by [d, tk] copies of its
+// keys and values: when this build's BLAS has small-matrix kernels, the
+// query blocks are full (not a decoding step's single query, for which
+// the copy would cost more than the product) and a full block's product
+// attnBlock × tk × d is within the small kernels' reach.
+func (k attnKernel) transposedHeads() bool {
+	return attnTransposeHeads && blasSmallKernels && k.tq >= attnBlock &&
+		attnBlock*k.tk*max(k.d, k.dv) <= blasSmallMNK
+}
+
+// batchesTransposed copies x [b, t, w] into a scratch [b, w, t], batches
+// split over the workers; the caller releases it. Head hh of batch bi of a
+// [b, t, h, d] tensor is then the [d, t] matrix at bi·w·t + hh·d·t
+// (headOfTransposed), leading dimension t.
+func batchesTransposed[T floats](x []T, b, t, w int) []T {
+	xt := scratchUninit[T](b * t * w)
+	parallelFor(b, func(bi int) {
+		transposeTiles(xt[bi*t*w:(bi+1)*t*w], x[bi*t*w:(bi+1)*t*w], t, w)
+	})
+	return xt
+}
+
+// transposeTiles writes src [rows, cols] into dst [cols, rows] by tiles of
+// 8 × 8, each tile's 64 values read and written in one unrolled pass.
+// Copied row by row instead, each row's 64 values of a d_model 64 batch go
+// to 64 places 1 KiB apart, onto a few of the L1 cache's sets: 1.0 ns a
+// value against 0.37 by tiles (16,384 values in cache, Zen 4).
+func transposeTiles[T floats](dst, src []T, rows, cols int) {
+	const tile = 8
+	r8, c8 := rows-rows%tile, cols-cols%tile
+	for i0 := 0; i0 < r8; i0 += tile {
+		for j0 := 0; j0 < c8; j0 += tile {
+			s := src[i0*cols+j0:]
+			_ = s[7*cols+7]
+			for j := 0; j < tile; j++ {
+				d := dst[(j0+j)*rows+i0:][:tile]
+				d[0], d[1], d[2], d[3] = s[j], s[cols+j], s[2*cols+j], s[3*cols+j]
+				d[4], d[5], d[6], d[7] = s[4*cols+j], s[5*cols+j], s[6*cols+j], s[7*cols+j]
+			}
+		}
+		for i := i0; i < i0+tile; i++ { // the columns past the last full tile
+			for j := c8; j < cols; j++ {
+				dst[j*rows+i] = src[i*cols+j]
+			}
+		}
+	}
+	for i := r8; i < rows; i++ { // the rows past the last full tile
+		for j, v := range src[i*cols : (i+1)*cols] {
+			dst[j*rows+i] = v
+		}
+	}
+}
+
+// headOfTransposed is head hh (of width d) of batch bi in a
+// batchesTransposed copy of a [b, t, h, d] tensor: [d, t], leading
+// dimension t.
+func headOfTransposed[T floats](xt []T, bi, hh, t, h, d int) []T {
+	return xt[(bi*h+hh)*d*t:]
+}

@@ -1,0 +1,86 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// transposeTiles writes every value of src [rows, cols] to dst [cols, rows],
+// for sizes with and without whole 8 × 8 tiles.
+func TestTransposeTiles(t *testing.T) {
+	for _, rows := range []int{1, 7, 8, 9, 16, 23, 256} {
+		for _, cols := range []int{1, 5, 8, 13, 64} {
+			src := make([]float32, rows*cols)
+			for i := range src {
+				src[i] = float32(i + 1)
+			}
+			dst := make([]float32, rows*cols)
+			transposeTiles(dst, src, rows, cols)
+			for i := 0; i < rows; i++ {
+				for j := 0; j < cols; j++ {
+					if got, want := dst[j*rows+i], src[i*cols+j]; got != want {
+						t.Fatalf("%d×%d: dst[%d][%d] = %v, want src[%d][%d] = %v", rows, cols, j, i, got, i, j, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Attention multiplying by [d, t] copies of its keys and values
+// (transposedHeads) gives the outputs and gradients of the transposed
+// products, for every mask kind, grouped kv heads, more keys than queries,
+// and a backward that computes P again as well as one that takes the save.
+func TestAttentionTransposedHeadsMatch(t *testing.T) {
+	defer func(small, on bool) { blasSmallKernels, attnTransposeHeads = small, on }(blasSmallKernels, attnTransposeHeads)
+	blasSmallKernels = true // the path exists only for BLAS small kernels; gonum's gemm runs it as well
+	for i, c := range []struct {
+		b, tq, tk, h, hk, d, dv int
+		mask                    MaskKind
+	}{
+		{2, attnBlock, attnBlock, 4, 4, 16, 16, MaskNone},
+		{1, 2*attnBlock + 5, 2*attnBlock + 5, 2, 1, 3, 2, MaskPaper},
+		{2, attnBlock + 3, attnBlock + 9, 2, 2, 4, 3, MaskDoge},
+		{1, 3 * attnBlock, 3 * attnBlock, 4, 2, 9, 7, MaskNone},
+	} {
+		for _, save := range []bool{false, true} {
+			name := fmt.Sprintf("%+v save=%v", c, save)
+			newK := func() attnKernel {
+				k := attnKernel{b: c.b, tq: c.tq, tk: c.tk, h: c.h, hk: c.hk, d: c.d, dv: c.dv, mask: c.mask}
+				if c.mask == MaskPaper {
+					k.maxPos = c.tk + 2
+				}
+				if save {
+					k.saved = &attnSaved{}
+					k.gradientWanted()
+				}
+				return k
+			}
+			r := rand.New(rand.NewSource(int64(30 + i)))
+			var in []any
+			for _, s := range newK().inShapes() {
+				in = append(in, randData(r, s.TotalSize(), uniformIn(0.2, 1.5)))
+			}
+			dOut := randData(r, newK().outShape().TotalSize(), nil)
+			run := func(transposed bool) (y []float64, grads [][]float64) {
+				attnTransposeHeads = transposed
+				k := newK()
+				if k.transposedHeads() != transposed {
+					t.Fatalf("%s: transposedHeads() = %v, want %v", name, k.transposedHeads(), transposed)
+				}
+				y = make([]float64, k.outShape().TotalSize())
+				if err := k.forward(in, y); err != nil {
+					t.Fatal(err)
+				}
+				return y, kernelGrads(t, k, in, dOut)
+			}
+			wantY, want := run(false)
+			gotY, got := run(true)
+			assertClose(t, name+" output", gotY, wantY, 1e-12, 1e-14)
+			for j := range want {
+				assertClose(t, fmt.Sprintf("%s gradient %d", name, j), got[j], want[j], 1e-12, 1e-14)
+			}
+		}
+	}
+}
