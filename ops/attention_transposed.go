@@ -14,9 +14,10 @@ package ops
 // head's [d, t] part. The copy reads k row by row, as one stream. A copy
 // made per (batch, head) instead reads one head's 16 values of each
 // 256-byte row: inside a step it missed the cache on nearly every row and
-// cost more than the products gained. Larger heads (d_model 256) go through OpenBLAS's
-// packed kernels, which read a transposed operand as fast, and keep the
-// transposed product.
+// cost more than the products gained. Larger heads (d_model 256) go
+// through OpenBLAS's packed kernels, which read a transposed operand as
+// fast, and keep the transposed product. docs/performance.md, "Attention's
+// scores as untransposed products", has the measurements.
 
 // attnTransposeHeads turns the copies off when false, for the tests that
 // hold the two forms to each other.
