@@ -7,20 +7,23 @@ import (
 )
 
 // transposeTiles writes every value of src [rows, cols] to dst [cols, rows],
-// for sizes with and without whole 8 × 8 tiles.
+// for sizes with and without whole 8 × 8 tiles, with src's rows packed and
+// with a leading dimension wider than them.
 func TestTransposeTiles(t *testing.T) {
 	for _, rows := range []int{1, 7, 8, 9, 16, 23, 256} {
 		for _, cols := range []int{1, 5, 8, 13, 64} {
-			src := make([]float32, rows*cols)
-			for i := range src {
-				src[i] = float32(i + 1)
-			}
-			dst := make([]float32, rows*cols)
-			transposeTiles(dst, src, rows, cols)
-			for i := 0; i < rows; i++ {
-				for j := 0; j < cols; j++ {
-					if got, want := dst[j*rows+i], src[i*cols+j]; got != want {
-						t.Fatalf("%d×%d: dst[%d][%d] = %v, want src[%d][%d] = %v", rows, cols, j, i, got, i, j, want)
+			for _, ld := range []int{cols, cols + 3} {
+				src := make([]float32, (rows-1)*ld+cols)
+				for i := range src {
+					src[i] = float32(i + 1)
+				}
+				dst := make([]float32, rows*cols)
+				transposeTiles(dst, src, ld, rows, cols)
+				for i := 0; i < rows; i++ {
+					for j := 0; j < cols; j++ {
+						if got, want := dst[j*rows+i], src[i*ld+j]; got != want {
+							t.Fatalf("%d×%d, ld %d: dst[%d][%d] = %v, want src[%d][%d] = %v", rows, cols, ld, j, i, got, i, j, want)
+						}
 					}
 				}
 			}
