@@ -279,11 +279,7 @@ func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, 
 	kmax := k.blockKeys(i1)
 	scale := 1 / math.Sqrt(float64(k.d))
 	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
-	if kT != nil {
-		gemm(false, false, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, kT, k.tk, 0, P, kmax)
-	} else {
-		gemm(false, true, i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, 0, P, kmax)
-	}
+	gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P)
 	// 2. the doge bias, then a stable softmax over the visible keys: query
 	// i sees keys 0..tk-tq+i
 	if k.mask == MaskDoge {
@@ -426,11 +422,7 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				}
 				gy := g[yo+i0*k.h*k.dv:]
 				// dM = dy v^T; dv += M^T dy
-				if vT != nil {
-					gemm(false, false, rows, kmax, k.dv, 1, gy, k.h*k.dv, vT, k.tk, 0, dM, kmax)
-				} else {
-					gemm(false, true, rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, 0, dM, kmax)
-				}
+				gemmHeadT(rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, vT, k.tk, dM)
 				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)

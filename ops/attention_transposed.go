@@ -33,6 +33,18 @@ func (k attnKernel) transposedHeads() bool {
 		attnBlock*k.tk*max(k.d, k.dv) <= blasSmallMNK
 }
 
+// gemmHeadT computes c = alpha · a · xᵀ, c [rows, n] with leading
+// dimension n, for a [rows, d] (lda) and the first n rows of a head x of a
+// [b, t, h, d] tensor (ldx): by xT, the head's [d, t] copy (leading
+// dimension t), when there is one, else by x itself.
+func gemmHeadT[T floats](rows, n, d int, alpha T, a []T, lda int, x []T, ldx int, xT []T, t int, c []T) {
+	if xT != nil {
+		gemm(false, false, rows, n, d, alpha, a, lda, xT, t, 0, c, n)
+		return
+	}
+	gemm(false, true, rows, n, d, alpha, a, lda, x, ldx, 0, c, n)
+}
+
 // batchesTransposed copies x [b, t, w] into a scratch [b, w, t], batches
 // split over the workers; the caller releases it. Head hh of batch bi of a
 // [b, t, h, d] tensor is then the [d, t] matrix at bi·w·t + hh·d·t
