@@ -278,7 +278,8 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	defer releaseScratch(dY)
 	moeGateGrad(d[1], dY, dy, f.Y, g, tokens, k.n, e, k.d)
 	// dW2 = Aᵀ dY; dA = dY W2ᵀ.
-	gemm(true, false, k.f, k.d, m, 1, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
+	blk := deepRowBlock(k.d, k.f) // the same for W1, W3 [d, f] and W2 [f, d]
+	gemmDeep(blk, k.f, k.d, m, f.A, k.f, dY, k.d, 0, d[4][e*df:], k.d)
 	dA := scratchUninit[T](m * k.f) // gemm with beta 0
 	defer releaseScratch(dA)
 	gemmTallSerial(true, m, k.f, k.d, dY, k.d, W2[e*df:], k.d, 0, dA, k.f)
@@ -286,8 +287,8 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	dH1, dH3 := f.A, scratchUninit[T](m*k.f) // A is not read again; gatedSiLUGrad writes both whole
 	defer releaseScratch(dH3)
 	gatedSiLUGrad(dH3, dH1, dA, f.H3, f.H1)
-	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH1, k.f, 0, d[2][e*df:], k.f)
-	gemm(true, false, k.d, k.f, m, 1, f.X, k.d, dH3, k.f, 0, d[3][e*df:], k.f)
+	gemmDeep(blk, k.d, k.f, m, f.X, k.d, dH1, k.f, 0, d[2][e*df:], k.f)
+	gemmDeep(blk, k.d, k.f, m, f.X, k.d, dH3, k.f, 0, d[3][e*df:], k.f)
 	// dX = dH1 W1ᵀ + dH3 W3ᵀ, scattered back per token by the caller.
 	gemmTallSerial(true, m, k.d, k.f, dH1, k.f, W1[e*df:], k.f, 0, f.X, k.d)
 	gemmTallSerial(true, m, k.d, k.f, dH3, k.f, W3[e*df:], k.f, 1, f.X, k.d)
