@@ -8,7 +8,8 @@ import (
 )
 
 // Only graphs that take the gradient keep a routed MoE's expert
-// activations or CDMoE's shared activations after a forward; an evaluation
+// activations, SwiGLU's x W1 and x W3 or CDMoE's shared activations after a
+// forward; an evaluation
 // graph hands them back to the pools when its forward is done, and
 // ReleaseBuffers drops what a training graph kept.
 func TestMoEsSaveOnlyForGradient(t *testing.T) {
@@ -20,6 +21,8 @@ func TestMoEsSaveOnlyForGradient(t *testing.T) {
 	}{
 		{"routed experts", moeExpertsFDInputs(), moeExpertsFromNodes,
 			func(y *G.Node) bool { return y.Op().(fusedOp).k.(moeKernel).saved.experts != nil }},
+		{"swiglu", swigluFDInputs([]int{2, 5}, 4, 6), swigluWithBlock(3),
+			func(y *G.Node) bool { return y.Op().(fusedOp).k.(swigluKernel).saved.h1 != nil }},
 		{"cdmoe", cdmoeFDInputs(2, 3, 6, 5, 2, 3, 2),
 			func(in []*G.Node) (*G.Node, error) { return cdmoeFromNodes(in, CDMoEConfig{Heads: 2, K: 2}) },
 			func(y *G.Node) bool { return y.Op().(fusedOp).k.(cdmoeKernel).saved.act != nil }},

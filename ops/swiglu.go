@@ -1,0 +1,324 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SwiGLU is the gated MLP of Llama-style stacks as one op (SPEC §3 MLP;
+// Shazeer 2020, "GLU Variants Improve Transformer", FFN_SwiGLU):
+//
+//	y = (silu(x W1) ⊙ x W3) W2
+//
+// with x [..., d], W1 and W3 [d, f], W2 [f, d]. Where this build's BLAS
+// runs the products in row blocks (tallRowBlock: d_model 64 on OpenBLAS's
+// AVX-512 kernels) it is one op that runs the whole MLP one block of rows at
+// a time, forward and backward, so that a block's hidden activations are
+// still in cache for its gate, its down-projection and its share of the
+// weights' gradients, instead of making a round trip through memory between
+// graph nodes. Its forward computes what Linear, GatedSiLU and Linear
+// compute, with the same products in the same blocks, to the bit; its
+// weights' gradients sum the blocks in another order (swigluGradGroups). A
+// forward in a graph that takes its gradient keeps x W1 and x W3 for the
+// backward (swigluSaved); an evaluation forward keeps nothing of [rows, f].
+// Elsewhere it builds those three nodes (swigluNodes).
+func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
+	xs, s1 := x.Shape(), w1.Shape()
+	if xs.Dims() < 1 || s1.Dims() != 2 || s1[0] != xs[xs.Dims()-1] {
+		return nil, errors.Errorf("swiglu: W1 %v must be [d, f] with d = x's last axis (x %v)", s1, xs)
+	}
+	k := swigluKernel{x: xs.Clone(), d: s1[0], f: s1[1], saved: &swigluSaved{}}
+	k.blk = tallRowBlock(k.f, k.d) // the same for x W1 (n f, k d) and A W2 (n d, k f)
+	if !w3.Shape().Eq(s1) {
+		return nil, errors.Errorf("swiglu: W3 must be W1's shape %v, got %v", s1, w3.Shape())
+	}
+	if s2 := w2.Shape(); s2.Dims() != 2 || s2[0] != k.f || s2[1] != k.d {
+		return nil, errors.Errorf("swiglu: W2 must be [f=%d, d=%d], got %v", k.f, k.d, s2)
+	}
+	if k.blk == 0 {
+		return swigluNodes(x, w1, w3, w2)
+	}
+	return apply(k, x, w1, w3, w2)
+}
+
+// swigluNodes is SwiGLU as three nodes, for layers whose products are not
+// run by blocks: there the one op was slower ((SM)4 at d_model 256, one
+// core, training +1.4%), since its backward computes A again and takes its
+// [rows, f] buffers from the scratch pools, where the nodes keep theirs.
+func swigluNodes(x, w1, w3, w2 *G.Node) (*G.Node, error) {
+	h3, err := Linear(x, w3)
+	if err != nil {
+		return nil, errors.Wrap(err, "swiglu")
+	}
+	h1, err := Linear(x, w1)
+	if err != nil {
+		return nil, errors.Wrap(err, "swiglu")
+	}
+	a, err := GatedSiLU(h3, h1)
+	if err != nil {
+		return nil, errors.Wrap(err, "swiglu")
+	}
+	y, err := Linear(a, w2)
+	return y, errors.Wrap(err, "swiglu")
+}
+
+type swigluKernel struct {
+	x    tensor.Shape
+	d, f int
+	// blk is the rows of one block of the fused passes, or 0 to run each
+	// step over all the rows: tallRowBlock of the products, so the blocks
+	// are those Linear would cut.
+	blk int
+	// saved is shared by the op and its gradient op (not an attribute: no
+	// hash).
+	saved *swigluSaved
+}
+
+// swigluSaved is what a SwiGLU forward keeps for its backward in the same
+// run, for the same x and weights (forwardSave): H1 = x W1 and H3 = x W3,
+// [rows, f] each. The backward computes A = silu(H1) ⊙ H3 again from them
+// (one pass, against a product to spare). They are kept only when the graph
+// takes the op's gradient (wanted, set by SymDiff).
+type swigluSaved struct {
+	forwardSave
+	wanted bool
+	h1, h3 any // []float32 or []float64 from the scratch pools, or nil
+}
+
+func (k swigluKernel) gradientWanted() {
+	if k.saved != nil {
+		k.saved.wanted = true
+	}
+}
+
+// release hands the saved activations back to the pools.
+func (sv *swigluSaved) release() {
+	for _, b := range []any{sv.h1, sv.h3} {
+		switch s := b.(type) {
+		case []float32:
+			releaseScratch(s)
+		case []float64:
+			releaseScratch(s)
+		}
+	}
+	sv.h1, sv.h3 = nil, nil
+	sv.drop()
+}
+
+// releaseSaved is called by ReleaseBuffers.
+func (k swigluKernel) releaseSaved() {
+	if k.saved != nil {
+		k.saved.release()
+	}
+}
+
+func (k swigluKernel) name() string  { return "swiglu" }
+func (k swigluKernel) attrs() string { return fmt.Sprintf("blk=%d", k.blk) }
+func (k swigluKernel) rows() int     { return k.x.TotalSize() / k.d }
+func (k swigluKernel) inShapes() []tensor.Shape {
+	return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}}
+}
+func (k swigluKernel) outShape() tensor.Shape { return k.x }
+func (k swigluKernel) diffWRT() []bool        { return []bool{true, true, true, true} }
+
+// gemm with beta 0 writes every element of y, dx and the weights' gradients.
+func (k swigluKernel) writesWholeOutput() bool    { return true }
+func (k swigluKernel) writesWholeGradients() bool { return true }
+
+func (k swigluKernel) forward(in []any, out any) error {
+	switch y := out.(type) {
+	case []float32:
+		swigluForward(y, as[float32](in), k)
+	case []float64:
+		swigluForward(y, as[float64](in), k)
+	}
+	return nil
+}
+
+func (k swigluKernel) backward(in []any, out, dOut any, dIn []any) error {
+	switch dy := dOut.(type) {
+	case []float32:
+		swigluBackward(as[float32](dIn), dy, as[float32](in), k)
+	case []float64:
+		swigluBackward(as[float64](dIn), dy, as[float64](in), k)
+	}
+	return nil
+}
+
+// swigluForward writes y, and when the graph takes the gradient keeps H1
+// and H3 in k.saved.
+func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
+	x, w1, w3, w2 := in[0], in[1], in[2], in[3]
+	rows, sv := k.rows(), k.saved
+	sv.release() // a save nobody used (an evaluation run) goes back first
+	var h1, h3 []T
+	if sv.wanted {
+		h1, h3 = scratchUninit[T](rows*k.f), scratchUninit[T](rows*k.f) // written whole below
+	}
+	blk := k.blk
+	if blk == 0 || rows <= blk {
+		// Whole: three products split over the workers, the gate between.
+		if h1 == nil {
+			t1, t3 := scratchUninit[T](rows*k.f), scratchUninit[T](rows*k.f)
+			defer releaseScratch(t1)
+			defer releaseScratch(t3)
+			h1, h3 = t1, t3
+		}
+		a := scratchUninit[T](rows * k.f)
+		defer releaseScratch(a)
+		gemmTall(false, rows, k.f, k.d, x, k.d, w1, k.f, 0, h1, k.f)
+		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
+		parallelRanges(len(a), func(_, lo, hi int) { gatedSiLU(a[lo:hi], h3[lo:hi], h1[lo:hi]) })
+		gemmTall(false, rows, k.d, k.f, a, k.f, w2, k.d, 0, y, k.d)
+	} else {
+		keep := h1 != nil
+		parallelRanges((rows+blk-1)/blk, func(_, lo, hi int) {
+			a := scratchUninit[T](blk * k.f)
+			defer releaseScratch(a)
+			b1, b3 := h1, h3
+			if !keep {
+				b1, b3 = scratchUninit[T](blk*k.f), scratchUninit[T](blk*k.f)
+				defer releaseScratch(b1)
+				defer releaseScratch(b3)
+			}
+			for b := lo; b < hi; b++ {
+				r0, m := b*blk, min(blk, rows-b*blk)
+				o := 0 // the block's place in b1 and b3
+				if keep {
+					o = r0 * k.f
+				}
+				p1, p3, pa := b1[o:o+m*k.f], b3[o:o+m*k.f], a[:m*k.f]
+				gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w1, k.f, 0, p1, k.f)
+				gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w3, k.f, 0, p3, k.f)
+				gatedSiLU(pa, p3, p1)
+				gemm(false, false, m, k.d, k.f, 1, pa, k.f, w2, k.d, 0, y[r0*k.d:], k.d)
+			}
+		})
+	}
+	if sv.wanted {
+		sv.h1, sv.h3 = h1, h3
+		sv.keep(x, w1, w3)
+	}
+}
+
+// swigluBackward writes dx, dW1, dW3 and dW2 (d[0..3]) from the saved H1
+// and H3, or from the products again when there is no save for these
+// inputs. Per block of rows: A = silu(H1) ⊙ H3, dA = dy W2ᵀ, the gate's
+// gradients dH1 and dH3, dx = dH1 W1ᵀ + dH3 W3ᵀ. Then the weights'
+// gradients over all the rows, as Linear's backward takes them: dW1 = xᵀ
+// dH1, dW3 = xᵀ dH3, dW2 = Aᵀ dy.
+func swigluBackward[T floats](d [][]T, dy []T, in [][]T, k swigluKernel) {
+	x, w1, w3, w2 := in[0], in[1], in[2], in[3]
+	rows, sv := k.rows(), k.saved
+	var h1, h3 []T
+	if sv.take(x, w1, w3) {
+		h1, _ = sv.h1.([]T)
+		h3, _ = sv.h3.([]T)
+	}
+	if h1 == nil || h3 == nil {
+		sv.release()
+		h1, h3 = scratchUninit[T](rows*k.f), scratchUninit[T](rows*k.f) // written whole
+		gemmTall(false, rows, k.f, k.d, x, k.d, w1, k.f, 0, h1, k.f)
+		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
+	}
+	sv.h1, sv.h3 = nil, nil // this pass owns them now
+	sv.drop()
+	defer releaseScratch(h1)
+	defer releaseScratch(h3)
+
+	blk := k.blk
+	if blk == 0 || rows <= blk {
+		// Whole: each step over all the rows, the products split over the
+		// workers.
+		n, dx := rows*k.f, d[0]
+		a, da, dh1, dh3 := scratchUninit[T](n), scratchUninit[T](n), scratchUninit[T](n), scratchUninit[T](n) // written whole below
+		defer releaseScratch(a)
+		defer releaseScratch(da)
+		defer releaseScratch(dh1)
+		defer releaseScratch(dh3)
+		gemmTall(true, rows, k.f, k.d, dy, k.d, w2, k.d, 0, da, k.f)
+		parallelRanges(n, func(_, lo, hi int) {
+			gatedSiLU(a[lo:hi], h3[lo:hi], h1[lo:hi])
+			gatedSiLUGrad(dh3[lo:hi], dh1[lo:hi], da[lo:hi], h3[lo:hi], h1[lo:hi])
+		})
+		gemmTall(true, rows, k.d, k.f, dh1, k.f, w1, k.f, 0, dx, k.d)
+		gemmTall(true, rows, k.d, k.f, dh3, k.f, w3, k.f, 1, dx, k.d)
+		// The weights' gradients, by output columns (gemmDeep: in blocks of
+		// rows where that is faster).
+		blk1, blk2 := deepRowBlock(k.d, k.f), deepRowBlock(k.f, k.d)
+		parallelRanges(k.f, func(_, lo, hi int) {
+			gemmDeep(blk1, k.d, hi-lo, rows, x, k.d, dh1[lo:], k.f, 0, d[1][lo:], k.f)
+			gemmDeep(blk1, k.d, hi-lo, rows, x, k.d, dh3[lo:], k.f, 0, d[2][lo:], k.f)
+		})
+		parallelRanges(k.d, func(_, lo, hi int) {
+			gemmDeep(blk2, k.f, hi-lo, rows, a, k.f, dy[lo:], k.d, 0, d[3][lo:], k.d)
+		})
+		return
+	}
+	swigluBackwardBlocks(d, dy, x, h1, h3, in[1], in[2], in[3], k)
+}
+
+// swigluGradGroups is the number of groups of row blocks whose weight
+// gradients the blocked backward sums apart and then adds, group 0 first:
+// a fixed number, so that the sums' order, and the bits, do not depend on
+// how many workers run the groups. Two, for this project's two-core
+// machine; more workers than groups idle during the pass.
+const swigluGradGroups = 2
+
+// swigluBackwardBlocks is the backward one block of rows at a time: the
+// block's A, dA, dH1, dH3 and dx, and its share of the weights' gradients
+// (dW1 += x_bᵀ dH1_b, dW3 += x_bᵀ dH3_b, dW2 += A_bᵀ dy_b) while its
+// activations are still in cache. The blocks are shared out to
+// swigluGradGroups groups in order; each group sums its blocks in order,
+// group 0 into d[1..3] and the others into scratch, added to d after.
+func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k swigluKernel) {
+	rows, df, blk := k.rows(), k.d*k.f, k.blk
+	dx := d[0]
+	// The transposed weights, once, as gemmTall copies them: the small
+	// kernels gain only on untransposed operands.
+	w2t, w1t, w3t := transposedScratch(w2, k.d, k.f, k.d), transposedScratch(w1, k.f, k.d, k.f), transposedScratch(w3, k.f, k.d, k.f)
+	defer releaseScratch(w2t)
+	defer releaseScratch(w1t)
+	defer releaseScratch(w3t)
+	blocks := (rows + blk - 1) / blk
+	groups := min(swigluGradGroups, blocks)
+	part := make([][]T, groups) // group g's dW1, dW3, dW2, one after the other
+	for g := 1; g < groups; g++ {
+		part[g] = scratchUninit[T](3 * df) // written by the group's first block (beta 0)
+	}
+	parallelFor(groups, func(g int) {
+		dw1, dw3, dw2 := d[1], d[2], d[3]
+		if g > 0 {
+			dw1, dw3, dw2 = part[g][:df], part[g][df:2*df], part[g][2*df:]
+		}
+		n := blk * k.f
+		ws := scratchUninit[T](4 * n) // a, da, dh1, dh3 of one block, each written whole
+		defer releaseScratch(ws)
+		for b := g * blocks / groups; b < (g+1)*blocks/groups; b++ {
+			r0, m := b*blk, min(blk, rows-b*blk)
+			o, e, mf := r0*k.f, (r0+m)*k.f, m*k.f
+			a, da, dh1, dh3 := ws[:mf], ws[n:n+mf], ws[2*n:2*n+mf], ws[3*n:3*n+mf]
+			var beta T
+			if b > g*blocks/groups {
+				beta = 1
+			}
+			gemm(false, false, m, k.f, k.d, 1, dy[r0*k.d:], k.d, w2t, k.f, 0, da, k.f)
+			gatedSiLU(a, h3[o:e], h1[o:e])
+			gatedSiLUGrad(dh3, dh1, da, h3[o:e], h1[o:e])
+			gemm(false, false, m, k.d, k.f, 1, dh1, k.f, w1t, k.d, 0, dx[r0*k.d:], k.d)
+			gemm(false, false, m, k.d, k.f, 1, dh3, k.f, w3t, k.d, 1, dx[r0*k.d:], k.d)
+			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh1, k.f, beta, dw1, k.f)
+			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh3, k.f, beta, dw3, k.f)
+			gemm(true, false, k.f, k.d, m, 1, a, k.f, dy[r0*k.d:], k.d, beta, dw2, k.d)
+		}
+	})
+	for g := 1; g < groups; g++ {
+		for i, dw := range d[1:4] {
+			addVec(dw, dw, part[g][i*df:(i+1)*df])
+		}
+		releaseScratch(part[g])
+	}
+}

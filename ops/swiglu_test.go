@@ -1,0 +1,155 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"runtime"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+)
+
+func swigluFDInputs(shape []int, d, f int) []fdInput {
+	return []fdInput{
+		{name: "x", shape: append(append([]int{}, shape...), d)},
+		{name: "W1", shape: []int{d, f}},
+		{name: "W3", shape: []int{d, f}},
+		{name: "W2", shape: []int{f, d}},
+	}
+}
+
+// swigluWithBlock is SwiGLU with the blocks of rows set by hand, so that a
+// finite-difference check small enough to run covers several blocks, both
+// gradient groups and a short last block.
+func swigluWithBlock(blk int) func(in []*G.Node) (*G.Node, error) {
+	return func(in []*G.Node) (*G.Node, error) {
+		xs, ws := in[0].Shape(), in[1].Shape()
+		return apply(swigluKernel{x: xs.Clone(), d: ws[0], f: ws[1], blk: blk, saved: &swigluSaved{}}, in...)
+	}
+}
+
+// SwiGLU's four gradients against central finite differences (float64),
+// run whole and by blocks of rows.
+func TestSwiGLUGradFD(t *testing.T) {
+	for _, blk := range []int{0, 3, 4} {
+		t.Run(fmt.Sprintf("blk=%d", blk), func(t *testing.T) {
+			checkGradFD(t, 31, swigluFDInputs([]int{2, 5}, 4, 6), swigluWithBlock(blk))
+		})
+	}
+}
+
+// SwiGLU computes what Linear, GatedSiLU and Linear compute in turn, values
+// and gradients, at d_model 64's sizes with the blocked path forced on
+// (float64, so that only the order of the sums differs): one op, in blocks
+// and (40 rows) whole, with rows that leave a short last block; and with it
+// off, the three nodes themselves.
+func TestSwiGLUMatchesLinearGateLinear(t *testing.T) {
+	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	const d, f = 64, 176
+	for _, blocked := range []bool{false, true} {
+		blasSmallKernels = blocked
+		for _, shape := range [][]int{{2, 150}, {3, 88}, {1, 40}} {
+			name := fmt.Sprintf("blocked=%v shape=%v", blocked, shape)
+			r := rand.New(rand.NewSource(3))
+			data := drawInputs(r, swigluFDInputs(shape, d, f))
+			dy := randData(r, len(data[0]), nil)
+			run := func(fused bool) [][]float64 {
+				g := G.NewGraph()
+				in := make([]*G.Node, 4)
+				for i, s := range swigluFDInputs(shape, d, f) {
+					in[i] = tensorNode(g, s.name, data[i], s.shape...)
+				}
+				var y *G.Node
+				if fused {
+					y = G.Must(SwiGLU(in[0], in[1], in[2], in[3]))
+					op, _ := y.Op().(fusedOp)
+					if _, one := op.k.(swigluKernel); one != blocked {
+						t.Fatalf("%s: SwiGLU built %v", name, y.Op())
+					}
+				} else {
+					y = G.Must(Linear(G.Must(GatedSiLU(G.Must(Linear(in[0], in[2])), G.Must(Linear(in[0], in[1])))), in[3]))
+				}
+				cost := G.Must(weightedSum(y, tensorNode(g, "dy", dy, y.Shape()...)))
+				grads, err := G.Grad(cost, in...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return evaluate(t, g, append(G.Nodes{y}, grads...)...)
+			}
+			got, want := run(true), run(false)
+			for i, what := range []string{"y", "dx", "dW1", "dW3", "dW2"} {
+				assertClose(t, name+" "+what, got[i], want[i], 1e-12, 1e-12)
+			}
+		}
+	}
+}
+
+// A backward that finds no save for its inputs (an evaluation forward ran,
+// or none) computes x W1 and x W3 again, and gives the bits of one that
+// used the save; and the blocked backward's weight gradients do not depend
+// on how many workers run its groups.
+func TestSwiGLUBackwardPaths(t *testing.T) {
+	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	blasSmallKernels = true
+	const d, f = 64, 176
+	r := rand.New(rand.NewSource(4))
+	data := drawInputs(r, swigluFDInputs([]int{2, 150}, d, f))
+	dy := randData(r, len(data[0]), nil)
+	in := []any{data[0], data[1], data[2], data[3]}
+	newKernel := func() swigluKernel {
+		k := swigluKernel{x: []int{2, 150, d}, d: d, f: f, blk: tallRowBlock(f, d), saved: &swigluSaved{}}
+		if k.blk == 0 || k.blk >= 300 {
+			t.Fatalf("blocks of %d rows: the case does not block", k.blk)
+		}
+		return k
+	}
+	var ref [][]float64
+	for _, c := range []struct {
+		save  bool
+		procs int
+	}{{true, 1}, {false, 1}, {true, 3}, {false, 2}} {
+		runtime.GOMAXPROCS(c.procs)
+		k := newKernel()
+		k.saved.wanted = c.save
+		y := make([]float64, len(data[0]))
+		if err := k.forward(in, y); err != nil {
+			t.Fatal(err)
+		}
+		if kept := k.saved.h1 != nil; kept != c.save {
+			t.Fatalf("save %v: forward kept H1 %v", c.save, kept)
+		}
+		grads := kernelGrads(t, k, in, dy)
+		if k.saved.h1 != nil || k.saved.h3 != nil {
+			t.Fatalf("save %v: the backward left its save in place", c.save)
+		}
+		if ref == nil {
+			ref = grads
+			continue
+		}
+		for i := range grads {
+			for j := range grads[i] {
+				if math.Float64bits(grads[i][j]) != math.Float64bits(ref[i][j]) {
+					t.Fatalf("save %v GOMAXPROCS %d: gradient of input %d [%d] = %v, with the save at 1 %v", c.save, c.procs, i, j, grads[i][j], ref[i][j])
+				}
+			}
+		}
+	}
+}
+
+// Bad shapes are refused with the shapes named.
+func TestSwiGLUShapes(t *testing.T) {
+	g := G.NewGraph()
+	x := tensorNode(g, "x", make([]float64, 2*3*4), 2, 3, 4)
+	w := func(name string, r, c int) *G.Node { return tensorNode(g, name, make([]float64, r*c), r, c) }
+	for _, c := range []struct{ w1, w3, w2 *G.Node }{
+		{w("a", 5, 6), w("b", 4, 6), w("c", 6, 4)},
+		{w("d", 4, 6), w("e", 4, 5), w("f", 6, 4)},
+		{w("g", 4, 6), w("h", 4, 6), w("i", 4, 6)},
+	} {
+		if _, err := SwiGLU(x, c.w1, c.w3, c.w2); err == nil {
+			t.Errorf("W1 %v W3 %v W2 %v: no error", c.w1.Shape(), c.w3.Shape(), c.w2.Shape())
+		}
+	}
+}
