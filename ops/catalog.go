@@ -34,4 +34,5 @@ var Catalog = []OpInfo{
 	{"topk_gates", "softmax router kept at the top-k experts (DeepSeekMoE eq. 4-5)"},
 	{"load_balance_loss", "expert-level balance loss sum f_i P_i (DeepSeekMoE eq. 12-14)"},
 	{"moe_experts", "routed SwiGLU experts, each on its own tokens"},
+	{"swiglu", "the MLP (silu(x W1) ⊙ x W3) W2 by blocks of rows (SPEC §3)"},
 }

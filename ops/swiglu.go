@@ -206,10 +206,10 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 
 // swigluBackward writes dx, dW1, dW3 and dW2 (d[0..3]) from the saved H1
 // and H3, or from the products again when there is no save for these
-// inputs. Per block of rows: A = silu(H1) ⊙ H3, dA = dy W2ᵀ, the gate's
-// gradients dH1 and dH3, dx = dH1 W1ᵀ + dH3 W3ᵀ. Then the weights'
-// gradients over all the rows, as Linear's backward takes them: dW1 = xᵀ
-// dH1, dW3 = xᵀ dH3, dW2 = Aᵀ dy.
+// inputs: A = silu(H1) ⊙ H3, dA = dy W2ᵀ, the gate's gradients dH1 and
+// dH3, dx = dH1 W1ᵀ + dH3 W3ᵀ, dW1 = xᵀ dH1, dW3 = xᵀ dH3, dW2 = Aᵀ dy. By
+// blocks of rows (swigluBackwardBlocks) when k.blk cuts the rows, else each
+// over all of them, the weights' gradients as Linear's backward takes them.
 func swigluBackward[T floats](d [][]T, dy []T, in [][]T, k swigluKernel) {
 	x, w1, w3, w2 := in[0], in[1], in[2], in[3]
 	rows, sv := k.rows(), k.saved
