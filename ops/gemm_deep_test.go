@@ -36,30 +36,8 @@ func TestGemmDeepComputesTheProduct(t *testing.T) {
 				}
 				got := append([]float32(nil), c0...)
 				gemmDeep(blk, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
-				for i := 0; i < c.m; i++ {
-					for j := 0; j < ldc; j++ {
-						o := i*ldc + j
-						if j >= c.n {
-							if math.Float32bits(got[o]) != math.Float32bits(c0[o]) {
-								t.Fatalf("%s: c[%d][%d] past n changed: %v, was %v", name, i, j, got[o], c0[o])
-							}
-							continue
-						}
-						var want, mag float64
-						for q := 0; q < c.k; q++ {
-							p := float64(a[q*lda+i]) * float64(b[q*ldb+j])
-							want += p
-							mag += math.Abs(p)
-						}
-						if beta != 0 {
-							want += float64(c0[o])
-							mag += math.Abs(float64(c0[o]))
-						}
-						if diff := math.Abs(float64(got[o]) - want); !(diff <= float64(c.k+2)*0x1p-24*mag) {
-							t.Fatalf("%s: c[%d][%d] = %v, want %v (|Σ| of the terms %v)", name, i, j, got[o], want, mag)
-						}
-					}
-				}
+				term := func(i, j, q int) float64 { return float64(a[q*lda+i]) * float64(b[q*ldb+j]) }
+				checkGemmResult(t, name, got, c0, c.m, c.n, c.k, ldc, beta, term)
 			}
 		}
 	}

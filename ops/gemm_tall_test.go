@@ -49,38 +49,47 @@ func TestGemmTallComputesTheProduct(t *testing.T) {
 						} else {
 							gemmTall(transB, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
 						}
-						for i := 0; i < c.m; i++ {
-							for j := 0; j < ldc; j++ {
-								o := i*ldc + j
-								if j >= c.n {
-									if math.Float32bits(got[o]) != math.Float32bits(c0[o]) {
-										t.Fatalf("%s: c[%d][%d] past n changed: %v, was %v", name, i, j, got[o], c0[o])
-									}
-									continue
-								}
-								var want, mag float64
-								for q := 0; q < c.k; q++ {
-									var bv float32
-									if transB {
-										bv = b[j*ldb+q]
-									} else {
-										bv = b[q*ldb+j]
-									}
-									p := float64(a[i*lda+q]) * float64(bv)
-									want += p
-									mag += math.Abs(p)
-								}
-								if beta != 0 {
-									want += float64(beta) * float64(c0[o])
-									mag += math.Abs(float64(beta) * float64(c0[o]))
-								}
-								if diff := math.Abs(float64(got[o]) - want); !(diff <= float64(c.k+2)*0x1p-24*mag) {
-									t.Fatalf("%s serial=%v: c[%d][%d] = %v, want %v (|Σ| of the terms %v)", name, serial, i, j, got[o], want, mag)
-								}
+						term := func(i, j, q int) float64 {
+							if transB {
+								return float64(a[i*lda+q]) * float64(b[j*ldb+q])
 							}
+							return float64(a[i*lda+q]) * float64(b[q*ldb+j])
 						}
+						checkGemmResult(t, fmt.Sprintf("%s serial=%v", name, serial), got, c0, c.m, c.n, c.k, ldc, beta, term)
 					}
 				}
+			}
+		}
+	}
+}
+
+// checkGemmResult fails unless got [m, ldc] holds, in its first n columns,
+// Σ_q term(i, j, q) over k terms plus beta times c0's element, within
+// float32's rounding of a (k+2)-term sum, and c0's values past n
+// untouched.
+func checkGemmResult(t *testing.T, name string, got, c0 []float32, m, n, k, ldc int, beta float32, term func(i, j, q int) float64) {
+	t.Helper()
+	for i := 0; i < m; i++ {
+		for j := 0; j < ldc; j++ {
+			o := i*ldc + j
+			if j >= n {
+				if math.Float32bits(got[o]) != math.Float32bits(c0[o]) {
+					t.Fatalf("%s: c[%d][%d] past n changed: %v, was %v", name, i, j, got[o], c0[o])
+				}
+				continue
+			}
+			var want, mag float64
+			for q := 0; q < k; q++ {
+				p := term(i, j, q)
+				want += p
+				mag += math.Abs(p)
+			}
+			if beta != 0 {
+				want += float64(beta) * float64(c0[o])
+				mag += math.Abs(float64(beta) * float64(c0[o]))
+			}
+			if diff := math.Abs(float64(got[o]) - want); !(diff <= float64(k+2)*0x1p-24*mag) {
+				t.Fatalf("%s: c[%d][%d] = %v, want %v (|Σ| of the terms %v)", name, i, j, got[o], want, mag)
 			}
 		}
 	}
