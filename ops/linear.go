@@ -10,8 +10,9 @@ import (
 // anywhere"): x [..., din] times w [din, dout] gives y [..., dout]. It runs
 // as one fused op over the flattened rows, so a [b,t,d] activation needs no
 // reshape, and it calls gemm on the BLAS Gorgonia uses. Rows are split across
-// workers in the forward pass and dx; dw is split by output columns, so every
-// element of every result is one gemm's sum and results repeat to the bit.
+// workers in the forward pass and dx; dw is split by output columns, each
+// element summed over the rows in blocks fixed by dw's shape (gemmDeep)
+// whatever the split; results repeat to the bit.
 func Linear(x, w *G.Node) (*G.Node, error) {
 	xs, ws := x.Shape(), w.Shape()
 	if xs.Dims() < 1 || ws.Dims() != 2 || ws[0] != xs[xs.Dims()-1] {
