@@ -14,15 +14,17 @@ package ops
 // its small kernels (blasSmallMNK). Under 64 rows a block gained nothing (a
 // 64 × 260 output, the output layer's at d_model 64, ran at the same speed),
 // so larger outputs (every d_model 256 layer's) run whole.
-func deepRowBlock(m, n int) int {
-	if !blasSmallKernels || m*n == 0 {
-		return 0
-	}
-	blk := blasSmallMNK / (m * n)
-	if blk < 64 {
-		return 0
-	}
-	return blk
+func deepRowBlock(m, n int) int { return smallKernelRows(m*n, 64) }
+
+// weightGrad computes dw = xᵀ·dy [din, dout] for x [rows, din] and dy
+// [rows, dout], both packed: a layer's weight gradient, its output columns
+// split over the workers and each column's sums in deepRowBlock's blocks of
+// the whole output, so the split does not change them.
+func weightGrad[T floats](dw, x []T, din int, dy []T, dout, rows int) {
+	blk := deepRowBlock(din, dout)
+	parallelRanges(dout, func(_, lo, hi int) {
+		gemmDeep(blk, din, hi-lo, rows, x, din, dy[lo:], dout, 0, dw[lo:], dout)
+	})
 }
 
 // gemmDeep computes c = aᵀ·b + beta·c for a [k, m] (lda) and b [k, n]

@@ -72,13 +72,18 @@ const blasSmallMNK = 100 * 100 * 100
 // products of m·n·k ≤ 100³ through its small-matrix kernels. Blocks under
 // 32 rows would cost more in calls than they save, so n·k above 31250 (a
 // d_model 256 layer's) runs whole.
-func tallRowBlock(n, k int) int {
-	if !blasSmallKernels || n*k == 0 {
+func tallRowBlock(n, k int) int { return smallKernelRows(n*k, 32) }
+
+// smallKernelRows returns the most rows a block of a product can have for
+// OpenBLAS's small-matrix kernels to take it (blasSmallMNK / mn, with mn the
+// product of its other two dimensions), or 0 when this build's BLAS has no
+// such kernels, mn is 0, or the block would be under minRows.
+func smallKernelRows(mn, minRows int) int {
+	if !blasSmallKernels || mn == 0 {
 		return 0
 	}
-	blk := blasSmallMNK / (n * k)
-	if blk < 32 {
-		return 0
+	if blk := blasSmallMNK / mn; blk >= minRows {
+		return blk
 	}
-	return blk
+	return 0
 }

@@ -73,10 +73,7 @@ func linearBackward[T floats](d [][]T, dy []T, in [][]T, k linearKernel) {
 	// dx = dy wᵀ, by rows.
 	gemmTall(true, rows, k.din, k.dout, dy, k.dout, w, k.dout, 0, d[0], k.din)
 	// dw = xᵀ dy, by output columns (in blocks of rows where that is faster).
-	blk := deepRowBlock(k.din, k.dout)
-	parallelRanges(k.dout, func(_, lo, hi int) {
-		gemmDeep(blk, k.din, hi-lo, rows, x, k.din, dy[lo:], k.dout, 0, d[1][lo:], k.dout)
-	})
+	weightGrad(d[1], x, k.din, dy, k.dout, rows)
 }
 
 // AddBias adds b [n] to every row of x [..., n]: the dt_bias of SSD (listing

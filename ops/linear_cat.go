@@ -127,10 +127,7 @@ func linearCatBackward[T floats](d [][]T, dy []T, in [][]T, k linearCatKernel) {
 	// dw = xᵀ dy side by side, by output columns, then copied out.
 	dw := scratchUninit[T](k.din * n)
 	defer releaseScratch(dw)
-	blk := deepRowBlock(k.din, n)
-	parallelRanges(n, func(_, lo, hi int) {
-		gemmDeep(blk, k.din, hi-lo, rows, x, k.din, dy[lo:], n, 0, dw[lo:], n)
-	})
+	weightGrad(dw, x, k.din, dy, n, rows)
 	off := 0
 	for i, dout := range k.douts {
 		for r := 0; r < k.din; r++ {

@@ -246,16 +246,9 @@ func swigluBackward[T floats](d [][]T, dy []T, in [][]T, k swigluKernel) {
 		})
 		gemmTall(true, rows, k.d, k.f, dh1, k.f, w1, k.f, 0, dx, k.d)
 		gemmTall(true, rows, k.d, k.f, dh3, k.f, w3, k.f, 1, dx, k.d)
-		// The weights' gradients, by output columns (gemmDeep: in blocks of
-		// rows where that is faster).
-		blk1, blk2 := deepRowBlock(k.d, k.f), deepRowBlock(k.f, k.d)
-		parallelRanges(k.f, func(_, lo, hi int) {
-			gemmDeep(blk1, k.d, hi-lo, rows, x, k.d, dh1[lo:], k.f, 0, d[1][lo:], k.f)
-			gemmDeep(blk1, k.d, hi-lo, rows, x, k.d, dh3[lo:], k.f, 0, d[2][lo:], k.f)
-		})
-		parallelRanges(k.d, func(_, lo, hi int) {
-			gemmDeep(blk2, k.f, hi-lo, rows, a, k.f, dy[lo:], k.d, 0, d[3][lo:], k.d)
-		})
+		weightGrad(d[1], x, k.d, dh1, k.f, rows)
+		weightGrad(d[2], x, k.d, dh3, k.f, rows)
+		weightGrad(d[3], a, k.f, dy, k.d, rows)
 		return
 	}
 	swigluBackwardBlocks(d, dy, x, h1, h3, in[1], in[2], in[3], k)
