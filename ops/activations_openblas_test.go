@@ -167,3 +167,66 @@ func TestExp16EqualsExp8(t *testing.T) {
 		}
 	}
 }
+
+// The AVX-512 gated SiLU and its gradient (intrinsics) take the AVX2
+// variant's operations in its order, so the two agree to the bit, and at
+// every level gatedSiLUBoth32 gives the two kernels' values: over z
+// sweeping every float32 exponent of either sign up to past the clamps,
+// ±Inf and NaN, each with x of either sign, and lengths that leave a tail.
+func TestGatedSiLU16EqualsAVX2(t *testing.T) {
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelAVX512) != levelAVX512 {
+		t.Skip("this CPU has no AVX-512")
+	}
+	var z []float32
+	const stride = 3001
+	for b := uint32(1); b < math.Float32bits(120); b += stride {
+		z = append(z, math.Float32frombits(b), -math.Float32frombits(b))
+	}
+	z = append(z, 0, float32(math.Copysign(0, -1)), 89, -89, 104, -104, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
+	rng := rand.New(rand.NewSource(3))
+	x, g := make([]float32, len(z)), make([]float32, len(z))
+	for i := range x {
+		x[i], g[i] = float32(rng.NormFloat64()*3), float32(rng.NormFloat64())
+	}
+	x[len(x)-1] = float32(math.Inf(1))
+	run := func(level int) (y, dx, dz []float32) {
+		setKernelLevel(level)
+		y, dx, dz = make([]float32, len(z)), make([]float32, len(z)), make([]float32, len(z))
+		for lo := 0; lo < len(z); lo += 997 { // pieces of 997 values: tails of every length mod 16 come up
+			hi := min(lo+997, len(z))
+			gatedSiLU32(y[lo:hi], x[lo:hi], z[lo:hi])
+			gatedSiLUGrad32(dx[lo:hi], dz[lo:hi], g[lo:hi], x[lo:hi], z[lo:hi])
+		}
+		return
+	}
+	y512, dx512, dz512 := run(levelAVX512)
+	y2, dx2, dz2 := run(levelAVX2)
+	// gatedSiLUBoth gives the two kernels' values at every level.
+	for _, level := range []int{levelSSE2, levelAVX2, levelAVX512} {
+		y, dx, dz := run(level)
+		by, bdx, bdz := make([]float32, len(z)), make([]float32, len(z)), make([]float32, len(z))
+		for lo := 0; lo < len(z); lo += 997 {
+			hi := min(lo+997, len(z))
+			gatedSiLUBoth32(by[lo:hi], bdx[lo:hi], bdz[lo:hi], g[lo:hi], x[lo:hi], z[lo:hi])
+		}
+		for i := range z {
+			if math.Float32bits(by[i]) != math.Float32bits(y[i]) || math.Float32bits(bdx[i]) != math.Float32bits(dx[i]) ||
+				math.Float32bits(bdz[i]) != math.Float32bits(dz[i]) {
+				t.Fatalf("level %d, x %g, z %g, g %g: gatedSiLUBoth32 gives %g %g %g, the two kernels %g %g %g",
+					level, x[i], z[i], g[i], by[i], bdx[i], bdz[i], y[i], dx[i], dz[i])
+			}
+		}
+	}
+	for i := range z {
+		for _, c := range []struct {
+			name string
+			a, b float32
+		}{{"y", y512[i], y2[i]}, {"dx", dx512[i], dx2[i]}, {"dz", dz512[i], dz2[i]}} {
+			if math.Float32bits(c.a) != math.Float32bits(c.b) {
+				t.Fatalf("gated silu %s at x %g, z %g, g %g: %g (%#x) in AVX-512, %g (%#x) in AVX2",
+					c.name, x[i], z[i], g[i], c.a, math.Float32bits(c.a), c.b, math.Float32bits(c.b))
+			}
+		}
+	}
+}

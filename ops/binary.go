@@ -186,6 +186,20 @@ func gatedSiLU[T floats](y, x, z []T) {
 	}
 }
 
+// gatedSiLUBoth sets y = x·silu(z) as gatedSiLU does and dx, dz as
+// gatedSiLUGrad does, to the same bits, in one pass: a backward that needs
+// the gate's value again (SwiGLU's dW2 = Aᵀ dY) takes it from the same
+// exponential as the gradient.
+func gatedSiLUBoth[T floats](y, dx, dz, g, x, z []T) {
+	switch gg := any(g).(type) {
+	case []float32:
+		gatedSiLUBoth32(any(y).([]float32), any(dx).([]float32), any(dz).([]float32), gg, any(x).([]float32), any(z).([]float32))
+	default:
+		gatedSiLU(y, x, z)
+		gatedSiLUGrad(dx, dz, g, x, z)
+	}
+}
+
 // gatedSiLUGrad sets dx = g·silu(z) and dz = g·x·σ(z)(1 + z(1−σ(z))).
 func gatedSiLUGrad[T floats](dx, dz, g, x, z []T) {
 	switch gg := any(g).(type) {

@@ -117,4 +117,24 @@ func BenchmarkGatedSiLU32(b *testing.B) {
 			gatedSiLUGo32(y, x, z)
 		}
 	})
+	b.Run("grad", func(b *testing.B) {
+		g, dx := make([]float32, n), make([]float32, n)
+		for i := range g {
+			g[i] = float32(i%13)/6 - 1
+		}
+		b.SetBytes(n * 4)
+		for i := 0; i < b.N; i++ {
+			gatedSiLUGrad32(dx, y, g, x, z)
+		}
+	})
+	b.Run("both", func(b *testing.B) { // the value and the gradient, as SwiGLU's backward takes them
+		g, dx, dz := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range g {
+			g[i] = float32(i%13)/6 - 1
+		}
+		b.SetBytes(n * 4)
+		for i := 0; i < b.N; i++ {
+			gatedSiLUBoth32(y, dx, dz, g, x, z)
+		}
+	})
 }

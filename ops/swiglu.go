@@ -241,8 +241,7 @@ func swigluBackward[T floats](d [][]T, dy []T, in [][]T, k swigluKernel) {
 		defer releaseScratch(dh3)
 		gemmTall(true, rows, k.f, k.d, dy, k.d, w2, k.d, 0, da, k.f)
 		parallelRanges(n, func(_, lo, hi int) {
-			gatedSiLU(a[lo:hi], h3[lo:hi], h1[lo:hi])
-			gatedSiLUGrad(dh3[lo:hi], dh1[lo:hi], da[lo:hi], h3[lo:hi], h1[lo:hi])
+			gatedSiLUBoth(a[lo:hi], dh3[lo:hi], dh1[lo:hi], da[lo:hi], h3[lo:hi], h1[lo:hi])
 		})
 		gemmTall(true, rows, k.d, k.f, dh1, k.f, w1, k.f, 0, dx, k.d)
 		gemmTall(true, rows, k.d, k.f, dh3, k.f, w3, k.f, 1, dx, k.d)
@@ -299,8 +298,7 @@ func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k sw
 				beta = 1
 			}
 			gemm(false, false, m, k.f, k.d, 1, dy[r0*k.d:], k.d, w2t, k.f, 0, da, k.f)
-			gatedSiLU(a, h3[o:e], h1[o:e])
-			gatedSiLUGrad(dh3, dh1, da, h3[o:e], h1[o:e])
+			gatedSiLUBoth(a, dh3, dh1, da, h3[o:e], h1[o:e])
 			gemm(false, false, m, k.d, k.f, 1, dh1, k.f, w1t, k.d, 0, dx[r0*k.d:], k.d)
 			gemm(false, false, m, k.d, k.f, 1, dh3, k.f, w3t, k.d, 1, dx[r0*k.d:], k.d)
 			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh1, k.f, beta, dw1, k.f)
