@@ -989,6 +989,7 @@ func setKernelLevel(most int) int {
 	binaryAVX2(avx2)
 	ropeAVX2(avx2)
 	paperMaskAVX2(avx2)
+	transposeAVX2(avx2)
 	retrieveLevel(most)
 	return int(C.wm_set_level(C.int(most)))
 }

@@ -6,31 +6,6 @@ import (
 	"testing"
 )
 
-// transposeTiles writes every value of src [rows, cols] to dst [cols, rows],
-// for sizes with and without whole 8 × 8 tiles, with src's rows packed and
-// with a leading dimension wider than them.
-func TestTransposeTiles(t *testing.T) {
-	for _, rows := range []int{1, 7, 8, 9, 16, 23, 256} {
-		for _, cols := range []int{1, 5, 8, 13, 64} {
-			for _, ld := range []int{cols, cols + 3} {
-				src := make([]float32, (rows-1)*ld+cols)
-				for i := range src {
-					src[i] = float32(i + 1)
-				}
-				dst := make([]float32, rows*cols)
-				transposeTiles(dst, src, ld, rows, cols)
-				for i := 0; i < rows; i++ {
-					for j := 0; j < cols; j++ {
-						if got, want := dst[j*rows+i], src[i*ld+j]; got != want {
-							t.Fatalf("%d×%d, ld %d: dst[%d][%d] = %v, want src[%d][%d] = %v", rows, cols, ld, j, i, got, i, j, want)
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // Attention multiplying by [d, t] copies of its keys and values
 // (transposedHeads) gives the outputs and gradients of the transposed
 // products, for every mask kind, grouped kv heads, more keys than queries,

@@ -23,9 +23,14 @@ func GemmFLOPs() int64 { return gemmFLOPs.Load() }
 // (pure Go by default, OpenBLAS under the openblas build tag), so the fused
 // ops speed up with the same switch as Gorgonia's own matmuls. op(a) is m×k,
 // op(b) k×n, c m×n, all row-major with leading dimensions lda, ldb, ldc: a
-// head of a [b,t,h,d] tensor is a matrix with leading dimension h*d.
+// head of a [b,t,h,d] tensor is a matrix with leading dimension h*d. A
+// small a·bᵀ runs untransposed on a copy of bᵀ (gemm_nt.go).
 func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
+		return
+	}
+	if untransposeB(transA, transB, m, n, k) {
+		gemmUntransposedB(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	gemmFLOPs.Add(2 * int64(m) * int64(n) * int64(k))

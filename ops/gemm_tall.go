@@ -57,7 +57,7 @@ func gemmTallSerial[T floats](transB bool, m, n, k int, a []T, lda int, b []T, l
 // [k, n]; the caller releases it.
 func transposedScratch[T floats](b []T, ldb, n, k int) []T {
 	bt := scratchUninit[T](k * n)
-	transposeTiles(bt, b, ldb, n, k)
+	transposeRows(bt, b, ldb, n, k)
 	return bt
 }
 
