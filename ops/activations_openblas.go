@@ -990,6 +990,7 @@ func setKernelLevel(most int) int {
 	ropeAVX2(avx2)
 	paperMaskAVX2(avx2)
 	transposeAVX2(avx2)
+	exp64AVX2(avx2)
 	retrieveLevel(most)
 	return int(C.wm_set_level(C.int(most)))
 }
