@@ -138,6 +138,17 @@ func BenchmarkSoftmaxRowsVariants(b *testing.B) {
 	}
 }
 
+// skipWithoutAVX512 selects the AVX-512 kernels for the test, and selects
+// them again when it ends (it may select lower levels on the way); it skips
+// the test on a CPU without them.
+func skipWithoutAVX512(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() { setKernelLevel(levelAVX512) })
+	if setKernelLevel(levelAVX512) != levelAVX512 {
+		t.Skip("this CPU has no AVX-512")
+	}
+}
+
 // The AVX-512 exponential (wm_exp16, through the log-sum-exp parts) gives
 // the AVX2 one's bits (wm_exp8) for every float32 exponent: a sweep of
 // about 700,000 arguments from 95 down to the smallest positive float and
@@ -145,10 +156,7 @@ func BenchmarkSoftmaxRowsVariants(b *testing.B) {
 // max = 95.5, so that the results run from 1 through the subnormals to 0;
 // and −Inf and NaN.
 func TestExp16EqualsExp8(t *testing.T) {
-	defer setKernelLevel(levelAVX512)
-	if setKernelLevel(levelAVX512) != levelAVX512 {
-		t.Skip("this CPU has no AVX-512")
-	}
+	skipWithoutAVX512(t)
 	var row []float32
 	const stride = 3001
 	for b := math.Float32bits(95); b >= stride; b -= stride {
@@ -176,10 +184,7 @@ func TestExp16EqualsExp8(t *testing.T) {
 // sweeping every float32 exponent of either sign up to past the clamps,
 // ±Inf and NaN, each with x of either sign, and lengths that leave a tail.
 func TestGatedSiLU16EqualsAVX2(t *testing.T) {
-	defer setKernelLevel(levelAVX512)
-	if setKernelLevel(levelAVX512) != levelAVX512 {
-		t.Skip("this CPU has no AVX-512")
-	}
+	skipWithoutAVX512(t)
 	var z []float32
 	const stride = 3001
 	for b := uint32(1); b < math.Float32bits(120); b += stride {
