@@ -5,22 +5,24 @@ package ops
 // Without the openblas build tag (no cgo), the float32 activations are the
 // Go kernels of activations32.go.
 
-func silu32(dst, x, scale []float32)            { siluGo32(dst, x, scale) }
-func siluGrad32(dst, x, scale []float32)        { siluGradGo32(dst, x, scale) }
-func softplusVec32(dst, x, scale []float32)     { softplusGo32(dst, x, scale) }
-func sigmoidVec32(dst, x, scale []float32)      { sigmoidGo32(dst, x, scale) }
-func gatedSiLU32(y, x, z []float32)             { gatedSiLUGo32(y, x, z) }
-func gatedSiLUGrad32(dx, dz, g, x, z []float32) { gatedSiLUGradGo32(dx, dz, g, x, z) }
-func gatedSiLUBoth32(y, dx, dz, g, x, z []float32) {
-	gatedSiLUGo32(y, x, z)
-	gatedSiLUGradGo32(dx, dz, g, x, z)
-}
+func silu32(dst, x, scale []float32)                            { siluGo32(dst, x, scale) }
+func siluGrad32(dst, x, scale []float32)                        { siluGradGo32(dst, x, scale) }
+func softplusVec32(dst, x, scale []float32)                     { softplusGo32(dst, x, scale) }
+func sigmoidVec32(dst, x, scale []float32)                      { sigmoidGo32(dst, x, scale) }
+func gatedSiLU32(y, x, z []float32)                             { gatedSiLUGo32(y, x, z) }
+func gatedSiLUGrad32(dx, dz, g, x, z []float32)                 { gatedSiLUGradGo32(dx, dz, g, x, z) }
 func expShift32(row []float32, m float32)                       { expShiftGo32(row, m) }
 func softmaxRows32(p []float32, rows, n, last0 int)             { softmaxRowsGo(p, rows, n, last0) }
 func softmaxGradRows32(d, p, g []float32, rows, n int)          { softmaxGradRowsGo(d, p, g, rows, n) }
 func ssdMask32(gm, src, seg []float32, row, r []float64, L int) { ssdMaskGo(gm, src, seg, row, r, L) }
 func ssdMaskGrad32(gm, seg, dG []float32, dcum []float64, acc []float32, L int) {
 	ssdMaskGradGo(gm, seg, dG, dcum, acc, L)
+}
+
+// gatedSiLUBoth32 is the two Go kernels one after the other.
+func gatedSiLUBoth32(y, dx, dz, g, x, z []float32) {
+	gatedSiLUGo32(y, x, z)
+	gatedSiLUGradGo32(dx, dz, g, x, z)
 }
 
 // KernelISA names the vector instructions of the float32 kernels: "go" in
