@@ -694,53 +694,47 @@ WM_AVX512_ATTR static void wm_gated_silu_avx512(float *y, const float *x, const 
 	}
 }
 
-// wm_gated_silu_grad16 writes the gradients of sixteen values (see above).
-WM_AVX512_ATTR static inline void wm_gated_silu_grad16(float *dx, float *dz, __m512 g, __m512 x, __m512 z, __mmask16 k) {
-	const __m512 one = _mm512_set1_ps(1.0f);
-	__m512 e = wm_exp16(_mm512_sub_ps(_mm512_setzero_ps(), z));
-	__m512 s = _mm512_div_ps(one, _mm512_add_ps(one, e));
-	__m512 c = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(e, _mm512_set1_ps(FLT_MAX), _CMP_GT_OQ), _mm512_mul_ps(e, s), one);
-	_mm512_mask_storeu_ps(dx, k, _mm512_mul_ps(_mm512_mul_ps(g, z), s));
-	_mm512_mask_storeu_ps(dz, k, _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(g, x), s), _mm512_fmadd_ps(z, c, one)));
-}
-
-// wm_gated_silu_both16 writes the gated SiLU of sixteen values and their
-// gradients, from one exponential: the same operations as the two above.
-WM_AVX512_ATTR static inline void wm_gated_silu_both16(float *y, float *dx, float *dz, __m512 g, __m512 x, __m512 z,
-                                                       __mmask16 k) {
+// wm_gated_silu_grad16 writes the gradients of sixteen values (see above)
+// and, where y is not NULL, their gated SiLU from the same exponential.
+// Inlined into the two loops below, with y NULL in one of them.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_gated_silu_grad16(float *y, float *dx, float *dz,
+                                                                                      __m512 g, __m512 x, __m512 z,
+                                                                                      __mmask16 k) {
 	const __m512 one = _mm512_set1_ps(1.0f);
 	__m512 e = wm_exp16(_mm512_sub_ps(_mm512_setzero_ps(), z));
 	__m512 d = _mm512_add_ps(one, e);
 	__m512 s = _mm512_div_ps(one, d);
 	__m512 c = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(e, _mm512_set1_ps(FLT_MAX), _CMP_GT_OQ), _mm512_mul_ps(e, s), one);
-	_mm512_mask_storeu_ps(y, k, _mm512_div_ps(_mm512_mul_ps(x, z), d));
+	if (y != NULL) _mm512_mask_storeu_ps(y, k, _mm512_div_ps(_mm512_mul_ps(x, z), d));
 	_mm512_mask_storeu_ps(dx, k, _mm512_mul_ps(_mm512_mul_ps(g, z), s));
 	_mm512_mask_storeu_ps(dz, k, _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(g, x), s), _mm512_fmadd_ps(z, c, one)));
 }
 
-WM_AVX512_ATTR static void wm_gated_silu_both_avx512(float *y, float *dx, float *dz, const float *g, const float *x,
-                                                    const float *z, ptrdiff_t n) {
+// wm_gated_silu_grads_avx512 runs wm_gated_silu_grad16 over n values, the
+// tail as one masked vector.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_gated_silu_grads_avx512(
+	float *y, float *dx, float *dz, const float *g, const float *x, const float *z, ptrdiff_t n) {
 	ptrdiff_t i = 0;
 	for (; i + 16 <= n; i += 16)
-		wm_gated_silu_both16(y + i, dx + i, dz + i, _mm512_loadu_ps(g + i), _mm512_loadu_ps(x + i), _mm512_loadu_ps(z + i),
-		                     0xffff);
+		wm_gated_silu_grad16(y == NULL ? NULL : y + i, dx + i, dz + i, _mm512_loadu_ps(g + i), _mm512_loadu_ps(x + i),
+		                     _mm512_loadu_ps(z + i), 0xffff);
 	if (i < n) {
 		const __mmask16 k = wm_tail_mask(n - i);
-		wm_gated_silu_both16(y + i, dx + i, dz + i, _mm512_maskz_loadu_ps(k, g + i), _mm512_maskz_loadu_ps(k, x + i),
-		                     _mm512_maskz_loadu_ps(k, z + i), k);
+		wm_gated_silu_grad16(y == NULL ? NULL : y + i, dx + i, dz + i, _mm512_maskz_loadu_ps(k, g + i),
+		                     _mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, z + i), k);
 	}
 }
 
 WM_AVX512_ATTR static void wm_gated_silu_grad_avx512(float *dx, float *dz, const float *g, const float *x, const float *z,
                                                     ptrdiff_t n) {
-	ptrdiff_t i = 0;
-	for (; i + 16 <= n; i += 16)
-		wm_gated_silu_grad16(dx + i, dz + i, _mm512_loadu_ps(g + i), _mm512_loadu_ps(x + i), _mm512_loadu_ps(z + i), 0xffff);
-	if (i < n) {
-		const __mmask16 k = wm_tail_mask(n - i);
-		wm_gated_silu_grad16(dx + i, dz + i, _mm512_maskz_loadu_ps(k, g + i), _mm512_maskz_loadu_ps(k, x + i),
-		                     _mm512_maskz_loadu_ps(k, z + i), k);
-	}
+	wm_gated_silu_grads_avx512(NULL, dx, dz, g, x, z, n);
+}
+
+// wm_gated_silu_both_avx512 is the gated SiLU and its gradients from one
+// exponential: the same operations as the two kernels above.
+WM_AVX512_ATTR static void wm_gated_silu_both_avx512(float *y, float *dx, float *dz, const float *g, const float *x,
+                                                    const float *z, ptrdiff_t n) {
+	wm_gated_silu_grads_avx512(y, dx, dz, g, x, z, n);
 }
 
 static int wm_has_avx512(void) {

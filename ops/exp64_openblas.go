@@ -89,8 +89,9 @@ func exp64AVX2(on bool) bool {
 	return C.wm_e64_set_avx2(cbool(on)) != 0
 }
 
-// expInPlace64 is expInPlace in C.
-func expInPlace64(x []float64) {
+// expInPlace sets x[i] = e^x[i] in float64, in C (see above). The SSD
+// scan's decays take it (decayChains); the pure-Go build calls math.Exp.
+func expInPlace(x []float64) {
 	if len(x) > 0 {
 		C.wm_exp_f64(f64p(x), C.ptrdiff_t(len(x)))
 	}
