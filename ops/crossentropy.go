@@ -51,6 +51,11 @@ func (k crossEntropyKernel) inShapes() []tensor.Shape {
 func (k crossEntropyKernel) outShape() tensor.Shape { return tensor.ScalarShape() }
 func (k crossEntropyKernel) diffWRT() []bool        { return []bool{true, false} }
 
+// The backward writes every row of the logits' gradient, zeros for an
+// ignored target, so the fused op does not clear it first (the whole
+// [tokens, vocab] of it, each step).
+func (k crossEntropyKernel) writesWholeGradients() bool { return true }
+
 func (k crossEntropyKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:
@@ -163,10 +168,11 @@ func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel)
 	parallelRanges(len(targets), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			c, _ := target(targets, i, V)
+			row, drow := logits[i*V:(i+1)*V], dx[i*V:(i+1)*V]
 			if c < 0 {
+				clear(drow)
 				continue
 			}
-			row, drow := logits[i*V:(i+1)*V], dx[i*V:(i+1)*V]
 			lse, m := logSumExp(row, drow)
 			if d32, ok := any(drow).([]float32); ok {
 				// logSumExp left e^(v−m) in drow, and their sum is e^(lse−m):

@@ -164,7 +164,7 @@ func (k columnsKernel) outShape() tensor.Shape {
 }
 func (k columnsKernel) diffWRT() []bool            { return []bool{true} }
 func (k columnsKernel) writesWholeOutput() bool    { return true }
-func (k columnsKernel) writesWholeGradients() bool { return false } // zero outside [lo, hi)
+func (k columnsKernel) writesWholeGradients() bool { return true } // zeros outside [lo, hi)
 
 func (k columnsKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
@@ -187,12 +187,14 @@ func (k columnsKernel) backward(in []any, out, dOut any, dIn []any) error {
 }
 
 // columnsCopy copies x's columns [lo, hi) to y row by row, or y back into
-// them when back is set.
+// them when back is set, with zeros in x's other columns.
 func columnsCopy[T floats](y, x []T, k columnsKernel, back bool) {
 	n, m := k.n(), k.hi-k.lo
 	for r := 0; r*n < len(x); r++ {
 		if back {
+			clear(x[r*n : r*n+k.lo])
 			copy(x[r*n+k.lo:r*n+k.hi], y[r*m:(r+1)*m])
+			clear(x[r*n+k.hi : (r+1)*n])
 		} else {
 			copy(y[r*m:(r+1)*m], x[r*n+k.lo:r*n+k.hi])
 		}
