@@ -176,27 +176,36 @@ func (p *program) combineGradients(w []float64) {
 }
 
 func combineInto[T float32 | float64](dst []T, p *program, i int, w []float64) {
-	first := true
+	srcs, ws := make([][]T, 0, len(p.shards)), make([]T, 0, len(p.shards))
 	for k, s := range p.shards {
-		if w[k] == 0 {
-			continue
-		}
-		g := s.grads[i].Value().Data().([]T)
-		wk := T(w[k])
-		if first {
-			// 0 + wk·v, as an add to a cleared dst would give (and so -0
-			// becomes +0), without the pass that clears it.
-			for j, v := range g {
-				dst[j] = 0 + wk*v
-			}
-			first = false
-			continue
-		}
-		for j, v := range g {
-			dst[j] += wk * v
+		if w[k] != 0 {
+			srcs = append(srcs, s.grads[i].Value().Data().([]T))
+			ws = append(ws, T(w[k]))
 		}
 	}
-	if first {
-		clear(dst) // no shard has a labelled target
+	if d32, ok := any(dst).([]float32); ok {
+		combineWeighted32(d32, any(srcs).([][]float32), any(ws).([]float32))
+		return
+	}
+	combineWeightedGo(dst, srcs, ws)
+}
+
+// combineWeightedGo sets dst = Σ_k ws[k]·srcs[k] in order of k, as
+// 0 + ws[0]·srcs[0] (an add to a cleared dst, so -0 becomes +0, without
+// the pass that clears it) plus each later term; zeros when there is no
+// term (no shard has a labelled target).
+func combineWeightedGo[T float32 | float64](dst []T, srcs [][]T, ws []T) {
+	if len(srcs) == 0 {
+		clear(dst)
+		return
+	}
+	for j, v := range srcs[0][:len(dst)] {
+		dst[j] = 0 + ws[0]*v
+	}
+	for k, src := range srcs[1:] {
+		wk := ws[k+1]
+		for j, v := range src[:len(dst)] {
+			dst[j] += wk * v
+		}
 	}
 }
