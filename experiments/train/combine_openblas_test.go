@@ -13,9 +13,10 @@ import (
 // lengths that leave a tail, and terms of -0 (0 + w·-0 is +0).
 func TestCombineKernelsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
-	defer func(on bool) { combineAVX2 = on }(combineAVX2)
+	has := combineAVX2
+	defer func() { combineAVX2 = has }()
 	for _, avx2 := range []bool{false, true} {
-		combineAVX2 = avx2 && combineAVX2
+		combineAVX2 = avx2 && has
 		for _, n := range []int{0, 1, 7, 8, 9, 100} {
 			for shards := 0; shards <= 3; shards++ {
 				srcs, ws := make([][]float32, shards), make([]float32, shards)

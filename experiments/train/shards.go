@@ -175,6 +175,8 @@ func (p *program) combineGradients(w []float64) {
 	wg.Wait()
 }
 
+// combineInto sets dst, the combined gradient of parameter i, to the sum of
+// the shards' gradients of it weighted by w (shards of weight 0 left out).
 func combineInto[T float32 | float64](dst []T, p *program, i int, w []float64) {
 	srcs, ws := make([][]T, 0, len(p.shards)), make([]T, 0, len(p.shards))
 	for k, s := range p.shards {
