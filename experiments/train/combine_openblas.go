@@ -57,12 +57,9 @@ __attribute__((target("avx2"))) static void wm_combine_add_avx2(float *dst, cons
 		_mm256_storeu_ps(dst + j, _mm256_add_ps(_mm256_loadu_ps(dst + j), _mm256_mul_ps(vw, _mm256_loadu_ps(a + j))));
 	wm_combine_add_any(dst + j, a + j, w, n - j);
 }
-
-static int wm_combine_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define wm_combine2_avx2 wm_combine2_any
 #define wm_combine_add_avx2 wm_combine_add_any
-static int wm_combine_has_avx2(void) { return 0; }
 #endif
 
 static void wm_combine2(float *dst, const float *a, float wa, const float *b, float wb, ptrdiff_t n, int avx2) {
@@ -79,9 +76,9 @@ import "C"
 
 import "unsafe"
 
-// combineAVX2 says whether this CPU runs the AVX2 loops; tests turn it off
-// to check the portable ones.
-var combineAVX2 = C.wm_combine_has_avx2() != 0
+// combineAVX2 says whether this CPU runs the AVX2 loops (the same check as
+// AdamW's kernel); tests turn it off to check the portable ones.
+var combineAVX2 = adamwAVX2
 
 func f32ptr(s []float32) *C.float { return (*C.float)(unsafe.Pointer(&s[0])) }
 
