@@ -85,3 +85,23 @@ func TestDot8(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSSDRowsDotScale times the SSD backward's row kernel on one
+// chunk's [64, hb·p] matrices at d_model 64 (4 heads of 16) and 256 (4
+// heads of 64), copying and updating.
+func BenchmarkSSDRowsDotScale(b *testing.B) {
+	r := rand.New(rand.NewSource(13))
+	for _, c := range []struct{ hb, p int }{{4, 16}, {4, 64}} {
+		for _, add := range []bool{false, true} {
+			b.Run(fmt.Sprintf("hb=%d/p=%d/add=%v", c.hb, c.p, add), func(b *testing.B) {
+				const L = 64
+				P := c.hb * c.p
+				a, x, cv := spreadFloat32s(r, L*P), spreadFloat32s(r, L*P), make([]float32, L*P)
+				scale, dots := spreadFloat32s(r, L*c.hb), make([]float64, L*c.hb)
+				for b.Loop() {
+					ssdRowsDotScale(dots, a, P, x, P, cv, P, scale, 1, L, L, c.hb, c.p, add)
+				}
+			})
+		}
+	}
+}

@@ -45,11 +45,20 @@ __attribute__((target("avx2,fma"))) static inline ptrdiff_t wm_dot8_avx2(const f
 }
 
 // wm_dot8_whole_avx2 is wm_dot8_any with its eight-lane loop in AVX2: the
-// same sums in the same order.
+// same sums in the same order. When n is a multiple of eight (the SSD's
+// head widths, the MoE's d_model) the lanes are folded in registers, in
+// wm_fold8's order: lo + hi gives (l0+l4, l1+l5, l2+l6, l3+l7), adding its
+// halves gives ((l0+l4)+(l2+l6), (l1+l5)+(l3+l7)), and the two are added.
+// That skips a store of the lanes and eight loads of them back.
 __attribute__((target("avx2,fma"))) static inline double wm_dot8_whole_avx2(const float *a, const float *b,
                                                                              ptrdiff_t n) {
 	__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
 	ptrdiff_t q = wm_dot8_avx2(a, b, n, &lo, &hi);
+	if (q == n) {
+		const __m256d s = _mm256_add_pd(lo, hi);
+		const __m128d t = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+		return _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
+	}
 	double l[8];
 	_mm256_storeu_pd(l, lo);
 	_mm256_storeu_pd(l + 4, hi);
