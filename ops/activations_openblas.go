@@ -488,26 +488,69 @@ __attribute__((target("avx2,fma"))) static double wm_lse_parts_avx2(const float 
 	return wm_exp_shift_sum_avx2(e, row, n, *max);
 }
 
+// wm_softmax_grad_finish_avx2 finishes one row of the gradient, d = P ∘
+// (g − Σ_j g P), from its dot product's eight double lanes (lo, hi) over
+// the row's first j values: it adds the rest, folds the lanes as the
+// single-row kernel did ((s0+s1)+(s2+s3) of lo + hi, then the rest), and
+// writes the row (d may be g).
+__attribute__((target("avx2,fma"))) static inline void wm_softmax_grad_finish_avx2(float *dr, const float *pr,
+                                                                                   const float *gr, ptrdiff_t j,
+                                                                                   ptrdiff_t n, __m256d lo,
+                                                                                   __m256d hi) {
+	double tail = 0;
+	for (; j < n; j++) tail += (double)gr[j] * (double)pr[j];
+	const __m256d s = _mm256_add_pd(lo, hi);
+	const __m128d h = _mm256_extractf128_pd(s, 1), l = _mm256_castpd256_pd128(s);
+	// ((s0+s1)+(s2+s3)) + tail
+	const double s01 = _mm_cvtsd_f64(l) + _mm_cvtsd_f64(_mm_unpackhi_pd(l, l));
+	const double s23 = _mm_cvtsd_f64(h) + _mm_cvtsd_f64(_mm_unpackhi_pd(h, h));
+	const float dot = (float)((s01 + s23) + tail);
+	const __m256 vd = _mm256_set1_ps(dot);
+	for (j = 0; j + 8 <= n; j += 8) {
+		__m256 pv = _mm256_loadu_ps(pr + j);
+		_mm256_storeu_ps(dr + j, _mm256_mul_ps(pv, _mm256_sub_ps(_mm256_loadu_ps(gr + j), vd)));
+	}
+	for (; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+}
+
 // wm_softmax_grad_rows_avx2 is the gradient with Σ_j g P in double over
-// eight lanes.
+// eight lanes. Four rows' dot products run side by side: one row's lanes
+// are a chain of dependent fused multiply-adds (four cycles each), which
+// four rows keep four of in flight. Each row's sums, and their order, are
+// those of the row alone (the last rows % 4 run alone), so the bits do not
+// depend on how many rows a call takes (TestSoftmaxGradRowsByFours).
 __attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float *d, const float *p, const float *g,
                                                                            ptrdiff_t rows, ptrdiff_t n) {
-	for (ptrdiff_t r = 0; r < rows; r++) {
-		const float *pr = p + r * n, *gr = g + r * n;
-		float *dr = d + r * n;
-		__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-		ptrdiff_t j = wm_dot8_avx2(gr, pr, n, &s0, &s1);
-		double tail = 0;
-		for (; j < n; j++) tail += (double)gr[j] * (double)pr[j];
-		double sl[4];
-		_mm256_storeu_pd(sl, _mm256_add_pd(s0, s1));
-		const float dot = (float)(((sl[0] + sl[1]) + (sl[2] + sl[3])) + tail);
-		const __m256 vd = _mm256_set1_ps(dot);
-		for (j = 0; j + 8 <= n; j += 8) {
-			__m256 pv = _mm256_loadu_ps(pr + j);
-			_mm256_storeu_ps(dr + j, _mm256_mul_ps(pv, _mm256_sub_ps(_mm256_loadu_ps(gr + j), vd)));
+	ptrdiff_t r = 0;
+	for (; r + 4 <= rows; r += 4) {
+		const float *p0 = p + r * n, *g0 = g + r * n;
+		__m256d l0 = _mm256_setzero_pd(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+		ptrdiff_t j = 0;
+		for (; j + 8 <= n; j += 8) {
+#define WM_SGR_LANES(k, lk, hk)                                                                                     \
+	{                                                                                                                  \
+		__m256 gv = _mm256_loadu_ps(g0 + (k) * n + j), pv = _mm256_loadu_ps(p0 + (k) * n + j);                         \
+		lk = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(gv)), _mm256_cvtps_pd(_mm256_castps256_ps128(pv)), \
+		                     lk);                                                                                      \
+		hk = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(gv, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(pv, 1)), \
+		                     hk);                                                                                      \
+	}
+			WM_SGR_LANES(0, l0, h0)
+			WM_SGR_LANES(1, l1, h1)
+			WM_SGR_LANES(2, l2, h2)
+			WM_SGR_LANES(3, l3, h3)
+#undef WM_SGR_LANES
 		}
-		for (; j < n; j++) dr[j] = pr[j] * (gr[j] - dot);
+		wm_softmax_grad_finish_avx2(d + r * n, p0, g0, j, n, l0, h0);
+		wm_softmax_grad_finish_avx2(d + (r + 1) * n, p0 + n, g0 + n, j, n, l1, h1);
+		wm_softmax_grad_finish_avx2(d + (r + 2) * n, p0 + 2 * n, g0 + 2 * n, j, n, l2, h2);
+		wm_softmax_grad_finish_avx2(d + (r + 3) * n, p0 + 3 * n, g0 + 3 * n, j, n, l3, h3);
+	}
+	for (; r < rows; r++) {
+		const float *pr = p + r * n, *gr = g + r * n;
+		__m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+		ptrdiff_t j = wm_dot8_avx2(gr, pr, n, &lo, &hi);
+		wm_softmax_grad_finish_avx2(d + r * n, pr, gr, j, n, lo, hi);
 	}
 }
 

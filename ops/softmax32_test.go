@@ -113,3 +113,43 @@ func TestFloat32LogSumExpPartsMatchFloat64(t *testing.T) {
 		}
 	}
 }
+
+// The float32 softmax gradient gives each row the bits it gives that row
+// alone, whatever rows share its call (the AVX2 kernel runs four rows side
+// by side and the rest one at a time), with and without a tail after its
+// eight-lane loop, and in place (d is g) as attention calls it.
+func TestSoftmaxGradRowsByFours(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for _, n := range []int{1, 7, 8, 19, 64, 259} {
+		for _, rows := range []int{1, 4, 5, 9, 14} {
+			p, g := make([]float32, rows*n), make([]float32, rows*n)
+			for i := range p {
+				p[i], g[i] = float32(r.Float64()), float32(r.NormFloat64())
+			}
+			whole := make([]float32, rows*n)
+			softmaxGradRows32(whole, p, g, rows, n)
+			for i := 0; i < rows; i++ {
+				one := make([]float32, n)
+				softmaxGradRows32(one, p[i*n:(i+1)*n], g[i*n:(i+1)*n], 1, n)
+				assertSame32(t, fmt.Sprintf("n=%d rows=%d row %d alone", n, rows, i), whole[i*n:(i+1)*n], one)
+			}
+			inPlace := append([]float32(nil), g...)
+			softmaxGradRows32(inPlace, p, inPlace, rows, n)
+			assertSame32(t, fmt.Sprintf("n=%d rows=%d in place", n, rows), inPlace, whole)
+		}
+	}
+}
+
+// BenchmarkSoftmaxGradRows times the float32 softmax gradient on one
+// attention block's rows at d_model 64 (64 queries by 256 keys).
+func BenchmarkSoftmaxGradRows(b *testing.B) {
+	r := rand.New(rand.NewSource(8))
+	const rows, n = 64, 256
+	p, g, d := make([]float32, rows*n), make([]float32, rows*n), make([]float32, rows*n)
+	for i := range p {
+		p[i], g[i] = float32(r.Float64()), float32(r.NormFloat64())
+	}
+	for b.Loop() {
+		softmaxGradRows32(d, p, g, rows, n)
+	}
+}
