@@ -527,19 +527,10 @@ __attribute__((target("avx2,fma"))) static void wm_softmax_grad_rows_avx2(float 
 		__m256d l0 = _mm256_setzero_pd(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
 		ptrdiff_t j = 0;
 		for (; j + 8 <= n; j += 8) {
-#define WM_SGR_LANES(k, lk, hk)                                                                                     \
-	{                                                                                                                  \
-		__m256 gv = _mm256_loadu_ps(g0 + (k) * n + j), pv = _mm256_loadu_ps(p0 + (k) * n + j);                         \
-		lk = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(gv)), _mm256_cvtps_pd(_mm256_castps256_ps128(pv)), \
-		                     lk);                                                                                      \
-		hk = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(gv, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(pv, 1)), \
-		                     hk);                                                                                      \
-	}
-			WM_SGR_LANES(0, l0, h0)
-			WM_SGR_LANES(1, l1, h1)
-			WM_SGR_LANES(2, l2, h2)
-			WM_SGR_LANES(3, l3, h3)
-#undef WM_SGR_LANES
+			wm_dot8_step_avx2(g0 + j, p0 + j, &l0, &h0);
+			wm_dot8_step_avx2(g0 + n + j, p0 + n + j, &l1, &h1);
+			wm_dot8_step_avx2(g0 + 2 * n + j, p0 + 2 * n + j, &l2, &h2);
+			wm_dot8_step_avx2(g0 + 3 * n + j, p0 + 3 * n + j, &l3, &h3);
 		}
 		wm_softmax_grad_finish_avx2(d + r * n, p0, g0, j, n, l0, h0);
 		wm_softmax_grad_finish_avx2(d + (r + 1) * n, p0 + n, g0 + n, j, n, l1, h1);
