@@ -95,6 +95,12 @@ func (m *Model) Dtype() tensor.Dtype {
 // floats). With a non-nil st it continues decoding from st, whose tokens
 // come before ids.
 func (m *Model) Forward(b *layers.Builder, ids *G.Node, st *DecodeState) *G.Node {
+	return b.Must(ops.Linear(m.hidden(b, ids, st), m.headWeight(b)))
+}
+
+// hidden builds the final normalised residual stream [b,t,d_model], the LM
+// head's input, for ids as Forward takes them.
+func (m *Model) hidden(b *layers.Builder, ids *G.Node, st *DecodeState) *G.Node {
 	c := m.Config
 	if st != nil && len(st.Layers) != len(m.Blocks) {
 		b.Fail("decode state has %d layers, the model %d", len(st.Layers), len(m.Blocks))
@@ -108,20 +114,25 @@ func (m *Model) Forward(b *layers.Builder, ids *G.Node, st *DecodeState) *G.Node
 		h := b.Must(ops.RMSNorm(x, b.Node(blk.Norm), c.NormEps))
 		x = b.Add(x, blk.Layer.Forward(b, h, ls))
 	}
-	x = b.Must(ops.RMSNorm(x, b.Node(m.FinalNorm), c.NormEps))
-	head := m.Head
-	if head == nil {
-		return b.Must(ops.Linear(x, b.Must(G.Transpose(b.Node(m.Embed)))))
+	return b.Must(ops.RMSNorm(x, b.Node(m.FinalNorm), c.NormEps))
+}
+
+// headWeight is the LM head's [d_model, vocab]: Head, or the embedding
+// transposed when the two are tied.
+func (m *Model) headWeight(b *layers.Builder) *G.Node {
+	if m.Head == nil {
+		return b.Must(G.Transpose(b.Node(m.Embed)))
 	}
-	return b.Must(ops.Linear(x, b.Node(head)))
+	return b.Node(m.Head)
 }
 
 // Loss builds the training objective for ids and targets [b,t] (a negative
 // target is ignored): the mean cross-entropy ce, and total = ce plus the
-// auxiliary (MoE load-balancing) losses.
+// auxiliary (MoE load-balancing) losses. The head and the cross-entropy are
+// one op (ops.LinearCrossEntropy), so the logits are not built whole where
+// the head runs in row blocks.
 func (m *Model) Loss(b *layers.Builder, ids, targets *G.Node) (total, ce *G.Node) {
-	logits := m.Forward(b, ids, nil)
-	ce = b.Must(ops.CrossEntropy(logits, targets, ops.ReduceMean))
+	ce = b.Must(ops.LinearCrossEntropy(m.hidden(b, ids, nil), m.headWeight(b), targets, ops.ReduceMean))
 	total = ce
 	for _, a := range b.Aux() {
 		total = b.Add(total, a)

@@ -231,3 +231,31 @@ func BenchmarkSoftplus(b *testing.B) {
 	benchBoth(b, []fdInput{{name: "x", shape: []int{benchB, benchT, benchH}}},
 		func(n []*G.Node) (*G.Node, error) { return Softplus(n[0]) })
 }
+
+// BenchmarkLinearCrossEntropy times the LM head and its loss at the (SM)4
+// d_model 64 benchmark's sizes (8 × 256 tokens, the byte vocabulary of
+// 260): as one op, and as Linear then CrossEntropy.
+func BenchmarkLinearCrossEntropy(b *testing.B) {
+	const bs, t, d, v = 8, 256, 64, 260
+	inputs := []fdInput{
+		{name: "x", shape: []int{bs, t, d}},
+		{name: "W", shape: []int{d, v}},
+		{name: "targets", shape: []int{bs, t}, gen: func(r *rand.Rand) float64 { return float64(r.Intn(v)) }, noGrad: true},
+	}
+	for _, c := range []struct {
+		name  string
+		build func(n []*G.Node) (*G.Node, error)
+	}{
+		{"one-op", func(n []*G.Node) (*G.Node, error) { return LinearCrossEntropy(n[0], n[1], n[2], ReduceMean) }},
+		{"two-nodes", func(n []*G.Node) (*G.Node, error) {
+			logits, err := Linear(n[0], n[1])
+			if err != nil {
+				return nil, err
+			}
+			return CrossEntropy(logits, n[2], ReduceMean)
+		}},
+	} {
+		b.Run(c.name+"/fwd", func(b *testing.B) { benchOp(b, bs*t, inputs, false, c.build) })
+		b.Run(c.name+"/fwdbwd", func(b *testing.B) { benchOp(b, bs*t, inputs, true, c.build) })
+	}
+}

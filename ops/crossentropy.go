@@ -173,23 +173,32 @@ func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel)
 				clear(drow)
 				continue
 			}
-			lse, m := logSumExp(row, drow)
-			if d32, ok := any(drow).([]float32); ok {
-				// logSumExp left e^(v−m) in drow, and their sum is e^(lse−m):
-				// the softmax is one scaling away.
-				f := float32(scale / math.Exp(lse-m))
-				for j := range d32 {
-					d32[j] *= f
-				}
-			} else {
-				for j, v := range row {
-					drow[j] = T(math.Exp(float64(v)-lse) * scale)
-				}
-			}
-			drow[c] -= T(scale)
+			labelledRowGradient(drow, row, c, scale)
 		}
 	})
 	return nil
+}
+
+// labelledRowGradient writes drow = scale·(softmax(row) − onehot(c)), the
+// gradient of a labelled row's loss scaled by scale, and returns that loss,
+// logsumexp(row) − row[c] (float64). CrossEntropy's backward and
+// LinearCrossEntropy share it, so their gradients have the same bits.
+func labelledRowGradient[T floats](drow, row []T, c int, scale float64) float64 {
+	lse, m := logSumExp(row, drow)
+	if d32, ok := any(drow).([]float32); ok {
+		// logSumExp left e^(v−m) in drow, and their sum is e^(lse−m):
+		// the softmax is one scaling away.
+		f := float32(scale / math.Exp(lse-m))
+		for j := range d32 {
+			d32[j] *= f
+		}
+	} else {
+		for j, v := range row {
+			drow[j] = T(math.Exp(float64(v)-lse) * scale)
+		}
+	}
+	drow[c] -= T(scale)
+	return lse - float64(row[c])
 }
 
 // maxOf is the largest value of a non-empty row.
