@@ -889,6 +889,21 @@ static double wm_lse_parts(const float *row, float *e, ptrdiff_t n, float *max) 
 	if (wm_use_avx512()) return wm_lse_parts_avx512(row, e, n, max);
 	return wm_use_avx2() ? wm_lse_parts_avx2(row, e, n, max) : wm_lse_parts_sse(row, e, n, max);
 }
+// wm_lse_parts_rows is wm_lse_parts of rows rows of n ≥ 1 logits each (x
+// and e [rows, n]), their maxima and sums in max and sum: one call from Go
+// for a block of rows instead of one a row.
+static void wm_lse_parts_rows(const float *x, float *e, ptrdiff_t rows, ptrdiff_t n, float *max, double *sum) {
+	for (ptrdiff_t i = 0; i < rows; i++) sum[i] = wm_lse_parts(x + i * n, e + i * n, n, max + i);
+}
+// wm_scale_rows multiplies row i of e [rows, n] by f[i], one rounding per
+// value, as Go's loop did.
+static void wm_scale_rows(float *e, ptrdiff_t rows, ptrdiff_t n, const float *f) {
+	for (ptrdiff_t i = 0; i < rows; i++) {
+		float *r = e + i * n;
+		const float fi = f[i];
+		for (ptrdiff_t j = 0; j < n; j++) r[j] *= fi;
+	}
+}
 static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
 	if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n); else wm_softmax_grad_rows_sse(d, p, g, rows, n);
 }
@@ -1112,6 +1127,23 @@ func lseParts32(row, e []float32) (m float32, sum float64) {
 	var cm C.float
 	s := C.wm_lse_parts(f32p(row), f32p(e), C.ptrdiff_t(len(row)), &cm)
 	return float32(cm), float64(s)
+}
+
+// lsePartsRows32 is lseParts32 of each of the rows rows of n values of x
+// ([rows, n]), in one call: maxima in max, sums in sum, e^(row−m) in e.
+func lsePartsRows32(x, e, max []float32, sum []float64, rows, n int) {
+	if rows > 0 {
+		_, _, _, _ = x[rows*n-1], e[rows*n-1], max[rows-1], sum[rows-1]
+		C.wm_lse_parts_rows(f32p(x), f32p(e), C.ptrdiff_t(rows), C.ptrdiff_t(n), f32p(max), f64p(sum))
+	}
+}
+
+// scaleRows32 multiplies row i of e ([rows, n]) by f[i].
+func scaleRows32(e, f []float32, rows, n int) {
+	if rows > 0 {
+		_, _ = e[rows*n-1], f[rows-1]
+		C.wm_scale_rows(f32p(e), C.ptrdiff_t(rows), C.ptrdiff_t(n), f32p(f))
+	}
 }
 
 func f64p(s []float64) *C.double {

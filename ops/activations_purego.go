@@ -47,6 +47,23 @@ func lseParts32(row, e []float32) (m float32, sum float64) {
 	return m, sum64(e)
 }
 
+// lsePartsRows32 is lseParts32 of each of the rows rows of n values of x
+// ([rows, n]): maxima in max, sums in sum, e^(row−m) in e.
+func lsePartsRows32(x, e, max []float32, sum []float64, rows, n int) {
+	for i := range rows {
+		max[i], sum[i] = lseParts32(x[i*n:(i+1)*n], e[i*n:(i+1)*n])
+	}
+}
+
+// scaleRows32 multiplies row i of e ([rows, n]) by f[i].
+func scaleRows32(e, f []float32, rows, n int) {
+	for i := range rows {
+		for j := range e[i*n : (i+1)*n] {
+			e[i*n+j] *= f[i]
+		}
+	}
+}
+
 func rmsnormForwardRows32(y, x, w []float32, eps float64) { rmsnormForwardRows(y, x, w, eps) }
 func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64) {
 	rmsnormBackwardRows(dx, dy, x, w, dw, eps)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -249,20 +250,7 @@ func linearCEBlocks[T floats](x, w, targets []T, scale float64, dx, dw []T, k li
 			r0, m := b*blk, min(blk, rows-b*blk)
 			logits, dlogits := ws[:m*k.v], ws[n:n+m*k.v]
 			gemm(false, false, m, k.v, k.d, 1, x[r0*k.d:], k.d, w, k.v, 0, logits, k.v)
-			for i := range m {
-				row, drow := logits[i*k.v:(i+1)*k.v], dlogits[i*k.v:(i+1)*k.v]
-				c, _ := target(targets, r0+i, k.v) // checked by the caller
-				switch {
-				case c < 0 && grads:
-					clear(drow)
-				case c < 0:
-				case grads:
-					losses[g] += labelledRowGradient(drow, row, c, scale)
-				default:
-					lse, _ := logSumExp(row, drow)
-					losses[g] += lse - float64(row[c])
-				}
-			}
+			losses[g] += linearCERows(logits, dlogits, targets[r0:r0+m], scale, grads, k.v)
 			if !grads {
 				continue
 			}
@@ -283,4 +271,65 @@ func linearCEBlocks[T floats](x, w, targets []T, scale float64, dx, dw []T, k li
 		}
 	}
 	return total
+}
+
+// linearCERows returns the summed loss of a block's rows of logits
+// ([rows, v], rows = len(targets)), and when grads writes their gradients
+// into dlogits (labelledRowGradient: scale·(softmax − onehot), zero for an
+// ignored row); without grads dlogits is scratch. Float32 blocks go through
+// linearCERows32.
+func linearCERows[T floats](logits, dlogits, targets []T, scale float64, grads bool, v int) float64 {
+	if l32, ok := any(logits).([]float32); ok {
+		return linearCERows32(l32, any(dlogits).([]float32), any(targets).([]float32), scale, grads, v)
+	}
+	var loss float64
+	for i := range targets {
+		row, drow := logits[i*v:(i+1)*v], dlogits[i*v:(i+1)*v]
+		c, _ := target(targets, i, v) // checked by the caller
+		switch {
+		case c < 0 && grads:
+			clear(drow)
+		case c < 0:
+		case grads:
+			loss += labelledRowGradient(drow, row, c, scale)
+		default:
+			lse, _ := logSumExp(row, drow)
+			loss += lse - float64(row[c])
+		}
+	}
+	return loss
+}
+
+// linearCERows32 is linearCERows for float32 with two calls to C for the
+// block (lsePartsRows32, scaleRows32) instead of one per row and a Go
+// loop: the same kernels and roundings as logSumExp and
+// labelledRowGradient, so the same bits.
+func linearCERows32(logits, dlogits, targets []float32, scale float64, grads bool, v int) float64 {
+	rows := len(targets)
+	maxs, fs := make([]float32, rows), make([]float32, rows)
+	sums := make([]float64, rows)
+	lsePartsRows32(logits, dlogits, maxs, sums, rows, v)
+	var loss float64
+	for i := range rows {
+		c, _ := target(targets, i, v) // checked by the caller
+		if c < 0 {
+			continue
+		}
+		lse := float64(maxs[i]) + math.Log(sums[i])
+		loss += lse - float64(logits[i*v+c])
+		fs[i] = float32(scale / math.Exp(lse-float64(maxs[i])))
+	}
+	if !grads {
+		return loss
+	}
+	scaleRows32(dlogits, fs, rows, v)
+	for i := range rows {
+		drow := dlogits[i*v : (i+1)*v]
+		if c, _ := target(targets, i, v); c < 0 {
+			clear(drow) // whatever e^(row−m) held, as labelledRowGradient's caller does
+		} else {
+			drow[c] -= float32(scale)
+		}
+	}
+	return loss
 }
