@@ -35,4 +35,5 @@ var Catalog = []OpInfo{
 	{"load_balance_loss", "expert-level balance loss sum f_i P_i (DeepSeekMoE eq. 12-14)"},
 	{"moe_experts", "routed SwiGLU experts, each on its own tokens"},
 	{"swiglu", "the MLP (silu(x W1) ⊙ x W3) W2 by blocks of rows (SPEC §3)"},
+	{"linear_cross_entropy", "the LM head and its loss, cross_entropy(x W), by blocks of rows (SPEC §2, §4)"},
 }

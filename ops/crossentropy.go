@@ -182,7 +182,9 @@ func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel)
 // labelledRowGradient writes drow = scale·(softmax(row) − onehot(c)), the
 // gradient of a labelled row's loss scaled by scale, and returns that loss,
 // logsumexp(row) − row[c] (float64). CrossEntropy's backward and
-// LinearCrossEntropy share it, so their gradients have the same bits.
+// LinearCrossEntropy's float64 rows call it; LinearCrossEntropy's float32
+// rows (linearCERows32) take the same kernels and roundings a block at a
+// time, so the two ops' gradients have the same bits.
 func labelledRowGradient[T floats](drow, row []T, c int, scale float64) float64 {
 	lse, m := logSumExp(row, drow)
 	if d32, ok := any(drow).([]float32); ok {

@@ -287,9 +287,10 @@ func linearCERows[T floats](logits, dlogits, targets []T, scale float64, grads b
 		row, drow := logits[i*v:(i+1)*v], dlogits[i*v:(i+1)*v]
 		c, _ := target(targets, i, v) // checked by the caller
 		switch {
-		case c < 0 && grads:
-			clear(drow)
 		case c < 0:
+			if grads {
+				clear(drow)
+			}
 		case grads:
 			loss += labelledRowGradient(drow, row, c, scale)
 		default:
