@@ -111,3 +111,14 @@ func spreadFloat32s(r *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// assertSameFloat64s fails t at the first value of got that is not want's
+// to the bit; what names the case.
+func assertSameFloat64s(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for j := range want {
+		if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+			t.Fatalf("%s [%d] = %v, want %v to the bit", what, j, got[j], want[j])
+		}
+	}
+}

@@ -81,14 +81,8 @@ func (k linearCEKernel) gradientWanted() {
 
 // release hands the saved gradients back to the pools.
 func (sv *linearCESaved) release() {
-	for _, b := range []any{sv.dx, sv.dw} {
-		switch s := b.(type) {
-		case []float32:
-			releaseScratch(s)
-		case []float64:
-			releaseScratch(s)
-		}
-	}
+	releaseScratchAny(sv.dx)
+	releaseScratchAny(sv.dw)
 	sv.dx, sv.dw = nil, nil
 	sv.drop()
 }

@@ -186,16 +186,10 @@ func TestLinearCrossEntropyBackwardPaths(t *testing.T) {
 			refLoss, ref = y[0], grads
 			continue
 		}
-		if math.Float64bits(y[0]) != math.Float64bits(refLoss) {
-			t.Fatalf("save %v GOMAXPROCS %d: loss %v, first run %v", c.save, c.procs, y[0], refLoss)
-		}
-		for i := range grads[:2] {
-			for j := range grads[i] {
-				if math.Float64bits(grads[i][j]) != math.Float64bits(ref[i][j]) {
-					t.Fatalf("save %v GOMAXPROCS %d: gradient of input %d [%d] = %v, first run %v", c.save, c.procs, i, j, grads[i][j], ref[i][j])
-				}
-			}
-		}
+		what := fmt.Sprintf("save %v GOMAXPROCS %d, against the first run:", c.save, c.procs)
+		assertSameFloat64s(t, what+" loss", y, []float64{refLoss})
+		assertSameFloat64s(t, what+" dx", grads[0], ref[0])
+		assertSameFloat64s(t, what+" dW", grads[1], ref[1])
 	}
 }
 

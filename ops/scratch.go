@@ -73,6 +73,18 @@ func poison[T floats](b []T) {
 	}
 }
 
+// releaseScratchAny is releaseScratch of a save held as an any: a
+// []float32 or []float64 from scratch goes back to its pool; nil or
+// anything else is left alone.
+func releaseScratchAny(b any) {
+	switch s := b.(type) {
+	case []float32:
+		releaseScratch(s)
+	case []float64:
+		releaseScratch(s)
+	}
+}
+
 // releaseScratch hands s (from scratch) back to its pool.
 func releaseScratch[T floats](s []T) {
 	c := cap(s)

@@ -96,14 +96,8 @@ func (k swigluKernel) gradientWanted() {
 
 // release hands the saved activations back to the pools.
 func (sv *swigluSaved) release() {
-	for _, b := range []any{sv.h1, sv.h3} {
-		switch s := b.(type) {
-		case []float32:
-			releaseScratch(s)
-		case []float64:
-			releaseScratch(s)
-		}
-	}
+	releaseScratchAny(sv.h1)
+	releaseScratchAny(sv.h3)
 	sv.h1, sv.h3 = nil, nil
 	sv.drop()
 }

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 	"runtime"
 	"testing"
@@ -129,11 +128,7 @@ func TestSwiGLUBackwardPaths(t *testing.T) {
 			continue
 		}
 		for i := range grads {
-			for j := range grads[i] {
-				if math.Float64bits(grads[i][j]) != math.Float64bits(ref[i][j]) {
-					t.Fatalf("save %v GOMAXPROCS %d: gradient of input %d [%d] = %v, with the save at 1 %v", c.save, c.procs, i, j, grads[i][j], ref[i][j])
-				}
-			}
+			assertSameFloat64s(t, fmt.Sprintf("save %v GOMAXPROCS %d: gradient of input %d, against the save at 1,", c.save, c.procs, i), grads[i], ref[i])
 		}
 	}
 }
