@@ -139,22 +139,32 @@ func (k linearCEKernel) checkTargets(targets []float64) (float64, error) {
 	return crossEntropyKernel{red: k.red}.denominator(targets), nil
 }
 
+// linearCERun checks the targets and returns the reduced loss and, when
+// grads, dx and dW at an upstream gradient of 1 (from scratch; the caller
+// releases them): the forward's work, which a backward without a save
+// repeats.
+func linearCERun[T floats](x, w, targets []T, grads bool, k linearCEKernel) (loss float64, dx, dw []T, err error) {
+	den, err := k.checkTargets(toF64(targets))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if grads {
+		dx, dw = scratchUninit[T](k.rows()*k.d), scratchUninit[T](k.d*k.v) // written whole
+	}
+	return linearCEBlocks(x, w, targets, 1/den, dx, dw, k) / den, dx, dw, nil
+}
+
 // linearCEForward writes the loss, and when the graph takes the gradient
 // keeps dx and dW for the backward in k.saved.
 func linearCEForward[T floats](y []T, in [][]T, k linearCEKernel) error {
 	x, w, targets := in[0], in[1], in[2]
 	sv := k.saved
 	sv.release() // a save nobody used (an evaluation run) goes back first
-	den, err := k.checkTargets(toF64(targets))
+	loss, dx, dw, err := linearCERun(x, w, targets, sv.wanted, k)
 	if err != nil {
 		return err
 	}
-	var dx, dw []T
-	if sv.wanted {
-		dx, dw = scratchUninit[T](k.rows()*k.d), scratchUninit[T](k.d*k.v) // written whole below
-	}
-	loss := linearCEBlocks(x, w, targets, 1/den, dx, dw, k)
-	y[0] = T(loss / den)
+	y[0] = T(loss)
 	if sv.wanted {
 		sv.dx, sv.dw = dx, dw
 		sv.keep(x, w, targets)
@@ -174,12 +184,10 @@ func linearCEBackward[T floats](d [][]T, g T, in [][]T, k linearCEKernel) error 
 	}
 	if dx == nil || dw == nil {
 		sv.release()
-		den, err := k.checkTargets(toF64(targets))
-		if err != nil {
+		var err error
+		if _, dx, dw, err = linearCERun(x, w, targets, true, k); err != nil {
 			return err
 		}
-		dx, dw = scratchUninit[T](k.rows()*k.d), scratchUninit[T](k.d*k.v) // written whole
-		linearCEBlocks(x, w, targets, 1/den, dx, dw, k)
 	}
 	sv.dx, sv.dw = nil, nil // this pass owns them now
 	sv.drop()
