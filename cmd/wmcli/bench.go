@@ -1,6 +1,7 @@
 package wmcli
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"flag"
@@ -64,6 +65,10 @@ type benchResult struct {
 	// ("batch", "normal"; ops.SchedulingPolicy, os.sched_getscheduler on the
 	// peer's), "" where the system does not say.
 	Sched string `json:"sched,omitempty"`
+	// Cores is how many CPUs the side's process could run on
+	// (sched_getaffinity; len(os.sched_getaffinity(0)) on the peer's), 0
+	// where the system does not say.
+	Cores int `json:"cores,omitempty"`
 	// wm only: matrix-product work per step (GFLOP), and the BLAS's
 	// measured rate (GFLOP/s) for `bench-one --gemm-rate`.
 	TrainGFLOP float64 `json:"train_gflop,omitempty"`
@@ -110,7 +115,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	}
 	total, _, _ := graph.CountConfig(cfg)
 	sched, _ := ops.SchedulingPolicy() // "" where the system has no policies to name
-	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched,
+	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched, Cores: cpuCount(),
 		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9}
 	// The replay's operands come after the peak RSS is read, so that they
 	// are not counted as the measurement's memory.
@@ -174,12 +179,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	analysis := benchAnalysis(rows)
-	fmt.Fprint(stdout, "\n"+analysis+"\n"+blasCoreNote(rows)+" "+schedNote(rows)+"\n")
+	fmt.Fprint(stdout, "\n"+analysis+"\n"+blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin)+"\n")
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32). %s. %s\n\n"+
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows), cfg.reps, cfg.rounds)
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}
@@ -205,6 +210,25 @@ type benchSettings struct {
 	peer, out   string
 	// resume continues the run whose journal is beside out.
 	resume bool
+	// pin confines each measurement of a row on p threads, both sides'
+	// and the BLAS rate's, to the first p of allowed, the CPUs wm bench
+	// may run on (fewer than p allowed: not confined).
+	pin     bool
+	allowed []int
+}
+
+// cpusFor is the CPUs a measurement on p threads is confined to: the first
+// p that wm bench may run on, or nil (not confined) without --pin or when
+// p takes them all. On one core, a process left free to move was moved
+// between the cores about 50 times a second, each time to a core whose
+// caches held none of its data: wm's (SM)4 d_model 64 training step ran
+// about 5% slower than on one fixed core (docs/performance.md). Both sides
+// run on the same cores, so the comparison stays like for like.
+func (cfg benchSettings) cpusFor(p int) []int {
+	if !cfg.pin || p >= len(cfg.allowed) {
+		return nil
+	}
+	return cfg.allowed[:p]
 }
 
 // openJournal opens the journal beside cfg.out for these settings, this
@@ -219,7 +243,7 @@ func (cfg benchSettings) openJournal(self, peerScript, torchVersion string) (*be
 		peer = ""
 	}
 	return openBenchJournal(cfg.out, journalSettings{Binary: hash, Patterns: cfg.pats, Sizes: cfg.base, SSDSizes: cfg.extra, Procs: cfg.procs,
-		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, Torch: torchVersion}, cfg.resume)
+		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, Torch: torchVersion, Pin: cfg.pin}, cfg.resume)
 }
 
 // parseBenchArgs reads wm bench's flags and checks them.
@@ -237,11 +261,12 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
 		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written)")
 		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
+		pin      = fs.Bool("pin", runtime.GOOS == "linux", "run each measurement on p threads (both sides, and the BLAS rate) confined to the first p cores wm bench may use (Linux)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return benchSettings{}, errBadFlags
 	}
-	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, out: *out, resume: *resume}
+	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, out: *out, resume: *resume, pin: *pin}
 	if cfg.resume && cfg.out == "" {
 		return cfg, errors.New("--resume: needs --out (the journal of the run to continue is kept beside it)")
 	}
@@ -264,6 +289,12 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 			return cfg, errors.Errorf("--procs: %q is not a positive count", p)
 		}
 		cfg.procs = append(cfg.procs, n)
+	}
+	if cfg.pin {
+		var err error
+		if cfg.allowed, err = allowedCPUs(); err != nil {
+			return cfg, errors.Wrap(err, "--pin (--pin=false measures without confining each side to its cores)")
+		}
 	}
 	for _, p := range strings.Split(*patterns, ";") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -314,7 +345,7 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 		}
 	}
 	for _, p := range cfg.procs {
-		if err := keepGemmRate(self, p, rates, j); err != nil {
+		if err := keepGemmRate(self, p, cfg.cpusFor(p), rates, j); err != nil {
 			return nil, err
 		}
 	}
@@ -337,7 +368,7 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 	for round := 1; round <= cfg.rounds; round++ {
 		if round > 1 {
 			for _, p := range cfg.procs {
-				if err := keepGemmRate(self, p, rates, j); err != nil {
+				if err := keepGemmRate(self, p, cfg.cpusFor(p), rates, j); err != nil {
 					return nil, err
 				}
 			}
@@ -348,7 +379,7 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 				return nil, err
 			}
 			if round == 1 {
-				if err := keepGemmRate(self, row.Threads, rates, j); err != nil {
+				if err := keepGemmRate(self, row.Threads, cfg.cpusFor(row.Threads), rates, j); err != nil {
 					return nil, err
 				}
 			}
@@ -370,10 +401,10 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 }
 
 // keepGemmRate measures the BLAS's float32 product rate on p threads in a
-// fresh process and keeps it in rates[p] if it is the best so far, and in
+// fresh process (confined to cpus, nil for no confinement) and keeps it in rates[p] if it is the best so far, and in
 // the journal j (nil: none).
-func keepGemmRate(self string, p int, rates map[int]float64, j *benchJournal) error {
-	r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, "GOMAXPROCS="+fmt.Sprint(p))
+func keepGemmRate(self string, p int, cpus []int, rates map[int]float64, j *benchJournal) error {
+	r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, cpus, "GOMAXPROCS="+fmt.Sprint(p))
 	if err != nil {
 		return errors.Wrapf(err, "BLAS rate on %d threads", p)
 	}
@@ -424,13 +455,14 @@ func (cfg benchSettings) measureRound(self, peerScript, pat string, z benchSize,
 	args := []string{"--pattern", pat, "--d-model", fmt.Sprint(z.D), "--seq-len", fmt.Sprint(z.T), "--batch", fmt.Sprint(z.B), "--experts", fmt.Sprint(cfg.experts), "--reps", fmt.Sprint(cfg.reps)}
 	r := journalRound{Pattern: pat, Size: z, Threads: p, Round: round}
 	var err error
-	if r.WM, r.WMShards, err = measureWM(self, args, z.B, p); err != nil {
+	cpus := cfg.cpusFor(p)
+	if r.WM, r.WMShards, err = measureWM(self, args, z.B, p, cpus); err != nil {
 		return r, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
 	}
 	if peerScript == "" {
 		return r, nil
 	}
-	peer, layout, err := measurePeer(cfg.peer, peerScript, p, args)
+	peer, layout, err := measurePeer(cfg.peer, peerScript, p, cpus, args)
 	if err != nil {
 		return r, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
 	}
@@ -445,12 +477,13 @@ func (r benchRow) markdown() string {
 		wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
 }
 
-// measureWM runs wm on p cores with the batch as one graph and, when p > 1
+// measureWM runs wm on p threads (confined to cpus, nil for no
+// confinement) with the batch as one graph and, when p > 1
 // divides the batch, split over p graphs at once (train.Config.Shards), the
 // counterpart of the peer's thread layouts. It returns the best training
 // and the best evaluation figure, the peak RSS of the run with the best
 // training, and that run's shard count.
-func measureWM(self string, args []string, batch, p int) (benchResult, int, error) {
+func measureWM(self string, args []string, batch, p int, cpus []int) (benchResult, int, error) {
 	layouts := []int{1}
 	if p > 1 && batch%p == 0 {
 		layouts = append(layouts, p)
@@ -458,7 +491,7 @@ func measureWM(self string, args []string, batch, p int) (benchResult, int, erro
 	var best benchResult
 	bestShards := 0
 	for _, n := range layouts {
-		r, err := measureChild(append([]string{self, "bench-one", "--shards", fmt.Sprint(n)}, args...), "GOMAXPROCS="+fmt.Sprint(p))
+		r, err := measureChild(append([]string{self, "bench-one", "--shards", fmt.Sprint(n)}, args...), cpus, "GOMAXPROCS="+fmt.Sprint(p))
 		if err != nil {
 			return best, 0, errors.Wrapf(err, "%d shards", n)
 		}
@@ -469,14 +502,15 @@ func measureWM(self string, args []string, batch, p int) (benchResult, int, erro
 	return best, bestShards, nil
 }
 
-// measurePeer runs the PyTorch peer on p cores in each thread layout that
+// measurePeer runs the PyTorch peer on p threads (confined to cpus, as wm
+// is) in each thread layout that
 // does not oversubscribe them: p OpenMP threads over single-threaded
 // OpenBLAS, and (p > 1) one OpenMP thread over p OpenBLAS threads. Debian's
 // torch is fastest at d_model 256 in the second (its time is in sgemm) and at
 // d_model 64 often in the first, so taking one layout would handicap the
 // peer. It returns the best training and the best evaluation figure, the
 // peak RSS of the run with the best training, and that run's layout.
-func measurePeer(python, script string, p int, args []string) (benchResult, string, error) {
+func measurePeer(python, script string, p int, cpus []int, args []string) (benchResult, string, error) {
 	layouts := [][2]int{{p, 1}}
 	if p > 1 {
 		layouts = append(layouts, [2]int{1, p})
@@ -484,7 +518,7 @@ func measurePeer(python, script string, p int, args []string) (benchResult, stri
 	var best benchResult
 	label := ""
 	for _, l := range layouts {
-		r, err := measureChild(append([]string{python, script, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(l[0])}, args...),
+		r, err := measureChild(append([]string{python, script, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(l[0])}, args...), cpus,
 			"OMP_NUM_THREADS="+fmt.Sprint(l[0]), "OPENBLAS_NUM_THREADS="+fmt.Sprint(l[1]))
 		if err != nil {
 			return best, "", errors.Wrapf(err, "%d OpenMP × %d OpenBLAS threads", l[0], l[1])
@@ -524,20 +558,21 @@ func minKnown(a, b float64) float64 {
 	return min(a, b)
 }
 
-// measureChild runs one measurement process and reads its JSON line.
-func measureChild(argv []string, env ...string) (benchResult, error) {
+// measureChild runs one measurement process, confined to cpus (nil: not
+// confined), and reads its JSON line.
+func measureChild(argv []string, cpus []int, env ...string) (benchResult, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var r benchResult
-	if err != nil {
-		msg := ""
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			msg = strings.TrimSpace(string(ee.Stderr))
-		}
-		return r, errors.Errorf("%s: %v %s", filepath.Base(argv[0]), err, msg)
+	if err := startOnCPUs(cmd, cpus); err != nil {
+		return r, errors.Wrapf(err, "starting %s", filepath.Base(argv[0]))
 	}
+	if err := cmd.Wait(); err != nil {
+		return r, errors.Errorf("%s: %v %s", filepath.Base(argv[0]), err, strings.TrimSpace(stderr.String()))
+	}
+	out := stdout.Bytes()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
 		return r, errors.Errorf("%s printed %q, not a measurement", filepath.Base(argv[0]), out)

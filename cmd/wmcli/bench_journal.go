@@ -42,6 +42,7 @@ type journalSettings struct {
 	Rounds   int         `json:"rounds"`
 	Peer     string      `json:"peer"`  // the python, "" for none
 	Torch    string      `json:"torch"` // its torch version
+	Pin      bool        `json:"pin"`   // each side confined to its row's cores
 }
 
 // journalRound is one round of one configuration: what measureRoundOf keeps

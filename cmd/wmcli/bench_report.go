@@ -2,6 +2,7 @@ package wmcli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -381,6 +382,23 @@ func blasCoreNote(rows []benchRow) string {
 func schedNote(rows []benchRow) string {
 	return sidesNote(rows, "Scheduling policy", "", "under different policies",
 		func(r benchResult) string { return policyName(r.Sched) })
+}
+
+// coresNote names how many cores each side's processes could run on, as
+// they report it, and whether wm bench confined them (--pin): a row on p
+// threads then ran both sides on the same p cores.
+func coresNote(rows []benchRow, pin bool) string {
+	after := " (each measurement free to run on any core: --pin=false)"
+	if pin {
+		after = " (each measurement of a row on p threads confined to the same p cores, both sides alike: --pin)"
+	}
+	return sidesNote(rows, "Cores", after, "on different numbers of cores",
+		func(r benchResult) string {
+			if r.Cores == 0 {
+				return "not reported"
+			}
+			return strconv.Itoa(r.Cores)
+		})
 }
 
 // sidesNote is "title: wm A, B; peer A" for a setting each side reports

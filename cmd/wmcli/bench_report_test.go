@@ -141,6 +141,28 @@ func TestBenchSchedNote(t *testing.T) {
 	}
 }
 
+// The header says how many cores each side had, whether wm bench confined
+// them, and the rows where the two sides had different numbers.
+func TestBenchCoresNote(t *testing.T) {
+	side := func(cores int) benchResult { return benchResult{Train: 1, Cores: cores} }
+	z := benchSize{D: 64, T: 256, B: 8}
+	rows := []benchRow{
+		{Pattern: "(SM)4", Size: z, Threads: 1, WM: side(1), Peer: side(1)},
+		{Pattern: "(SM)4", Size: z, Threads: 2, WM: side(2), Peer: side(2)},
+		{Pattern: "(AM)4", Size: z, Threads: 1, WM: side(1), Peer: side(0)},
+	}
+	if got, want := coresNote(rows[:2], true), "Cores: wm 1, 2; peer 1, 2 (each measurement of a row on p threads confined to the same p cores, both sides alike: --pin)."; got != want {
+		t.Errorf("pinned: got %q, want %q", got, want)
+	}
+	got := coresNote(rows, false)
+	for _, want := range []string{"peer 1, 2, not reported (each measurement free to run on any core: --pin=false)",
+		"**Not like for like:** the two sides ran on different numbers of cores in (AM)4 d64 t256 b8 ×1."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("unpinned, one side unreported: %q lacks %q", got, want)
+		}
+	}
+}
+
 // The share of the ceiling is judged per d_model: 0.6 at d_model 64, 0.9
 // at 256; a row of another width is left out, and one faster than its
 // ceiling is not counted as met.

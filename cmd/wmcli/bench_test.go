@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -82,5 +83,28 @@ func TestBench(t *testing.T) {
 	}
 	if !regexp.MustCompile(want).Match(md) {
 		t.Errorf("bench.md's header does not name one scheduling policy for both sides (%s):\n%s", want, md)
+	}
+}
+
+// A row on p threads confines both sides to the same p cores (--pin, the
+// default on Linux), and the header says how many each side had.
+func TestBenchCoresOfEachSide(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("CPU masks are Linux's")
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import torch").Run() != nil {
+		t.Skip("no python3-torch: the peer's cores are not checked")
+	}
+	bin, tmp := buildWM(t)
+	file := filepath.Join(tmp, "bench.md")
+	cmd := exec.Command(bin, "bench", "--patterns", "(SM)1", "--sizes", "32x32x2", "--ssd-sizes", "", "--procs", "1",
+		"--reps", "1", "--rounds", "1", "--peer", "/usr/bin/python3", "--out", file)
+	if res, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wm bench: %v\n%s", err, res)
+	}
+	md, _ := os.ReadFile(file)
+	want := "Cores: wm 1; peer 1 (each measurement of a row on p threads confined to the same p cores, both sides alike: --pin)."
+	if !strings.Contains(string(md), want) {
+		t.Errorf("bench.md's header lacks %q:\n%s", want, md)
 	}
 }

@@ -14,7 +14,8 @@ fused attention, and its TorchScript fuser has no LLVM backend: a traced
 model runs no faster than this one.)
 
 Prints one JSON line: {"train": tokens/s, "eval": tokens/s, "rss_mb": peak,
-"blas_core": OpenBLAS's kernels, "sched": the scheduling policy, ...}.
+"blas_core": OpenBLAS's kernels, "sched": the scheduling policy, "cores":
+the CPUs it could run on, ...}.
 Run by `wm bench` with /usr/bin/python3 (Debian's python3-torch); not part
 of the library.
 """
@@ -384,6 +385,7 @@ def main():
     out["torch"] = torch.__version__
     out["blas_core"] = openblas_core()
     out["sched"] = sched_policy()
+    out["cores"] = len(os.sched_getaffinity(0))
     print(json.dumps(out))
 
 
