@@ -219,11 +219,12 @@ type benchSettings struct {
 
 // cpusFor is the CPUs a measurement on p threads is confined to: the first
 // p that wm bench may run on, or nil (not confined) without --pin or when
-// p takes them all. On one core, a process left free to move was moved
-// between the cores about 50 times a second, each time to a core whose
-// caches held none of its data: wm's (SM)4 d_model 64 training step ran
-// about 5% slower than on one fixed core (docs/performance.md). Both sides
-// run on the same cores, so the comparison stays like for like.
+// p takes them all. Left free, a one-thread wm measurement used 1.07 CPUs
+// (Go's runtime threads ran on the other core) and was moved between the
+// cores about 50 times a second, each time to a core whose caches held
+// none of its data; the peer's used 0.99 and hardly moved. Confined, both
+// sides run on the same p cores and no more, which is what a row on p
+// threads names (docs/performance.md, "One thread on one core").
 func (cfg benchSettings) cpusFor(p int) []int {
 	if !cfg.pin || p >= len(cfg.allowed) {
 		return nil
