@@ -402,8 +402,8 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 }
 
 // keepGemmRate measures the BLAS's float32 product rate on p threads in a
-// fresh process (confined to cpus, nil for no confinement) and keeps it in rates[p] if it is the best so far, and in
-// the journal j (nil: none).
+// fresh process (confined to cpus; nil: not confined) and keeps it in
+// rates[p] if it is the best so far, and in the journal j (nil: none).
 func keepGemmRate(self string, p int, cpus []int, rates map[int]float64, j *benchJournal) error {
 	r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, cpus, "GOMAXPROCS="+fmt.Sprint(p))
 	if err != nil {
@@ -478,10 +478,10 @@ func (r benchRow) markdown() string {
 		wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
 }
 
-// measureWM runs wm on p threads (confined to cpus, nil for no
-// confinement) with the batch as one graph and, when p > 1
-// divides the batch, split over p graphs at once (train.Config.Shards), the
-// counterpart of the peer's thread layouts. It returns the best training
+// measureWM runs wm on p threads (confined to cpus; nil: not confined)
+// with the batch as one graph and, when p > 1 divides the batch, split over
+// p graphs at once (train.Config.Shards), the counterpart of the peer's
+// thread layouts. It returns the best training
 // and the best evaluation figure, the peak RSS of the run with the best
 // training, and that run's shard count.
 func measureWM(self string, args []string, batch, p int, cpus []int) (benchResult, int, error) {
@@ -504,12 +504,11 @@ func measureWM(self string, args []string, batch, p int, cpus []int) (benchResul
 }
 
 // measurePeer runs the PyTorch peer on p threads (confined to cpus, as wm
-// is) in each thread layout that
-// does not oversubscribe them: p OpenMP threads over single-threaded
-// OpenBLAS, and (p > 1) one OpenMP thread over p OpenBLAS threads. Debian's
-// torch is fastest at d_model 256 in the second (its time is in sgemm) and at
-// d_model 64 often in the first, so taking one layout would handicap the
-// peer. It returns the best training and the best evaluation figure, the
+// is) in each thread layout that does not oversubscribe them: p OpenMP
+// threads over single-threaded OpenBLAS, and (p > 1) one OpenMP thread over
+// p OpenBLAS threads. Debian's torch is fastest at d_model 256 in the
+// second (its time is in sgemm) and at d_model 64 often in the first, so
+// taking one layout would handicap the peer. It returns the best training and the best evaluation figure, the
 // peak RSS of the run with the best training, and that run's layout.
 func measurePeer(python, script string, p int, cpus []int, args []string) (benchResult, string, error) {
 	layouts := [][2]int{{p, 1}}
