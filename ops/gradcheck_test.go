@@ -44,6 +44,16 @@ func drawInputs(r *rand.Rand, inputs []fdInput) [][]float64 {
 	return data
 }
 
+// fdNodes makes one float64 input node in g for each input, named and
+// shaped as it says and holding its values from data (drawInputs).
+func fdNodes(g *G.ExprGraph, inputs []fdInput, data [][]float64) []*G.Node {
+	nodes := make([]*G.Node, len(inputs))
+	for i, s := range inputs {
+		nodes[i] = tensorNode(g, s.name, data[i], s.shape...)
+	}
+	return nodes
+}
+
 // checkGradFD compares the symbolic gradient of sum(op(inputs) * w), w random,
 // with central finite differences (gonum fd.Gradient) in float64.
 func checkGradFD(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.Node) (*G.Node, error)) {
@@ -54,11 +64,7 @@ func checkGradFD(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.
 	var w []float64
 	graph := func() (*G.ExprGraph, []*G.Node, *G.Node) {
 		g := G.NewGraph()
-		nodes := make([]*G.Node, len(inputs))
-		for i, s := range inputs {
-			val := tensor.New(tensor.WithShape(s.shape...), tensor.WithBacking(data[i]))
-			nodes[i] = G.NewTensor(g, tensor.Float64, len(s.shape), G.WithName(s.name), G.WithValue(val))
-		}
+		nodes := fdNodes(g, inputs, data)
 		y, err := build(nodes)
 		if err != nil {
 			t.Fatalf("build: %+v", err)

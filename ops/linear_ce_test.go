@@ -63,10 +63,7 @@ func TestLinearCrossEntropyMatchesLinearThenCE(t *testing.T) {
 				data := drawInputs(r, linearCEInputs(shape, d, v))
 				run := func(fused bool) [][]float64 {
 					g := G.NewGraph()
-					in := make([]*G.Node, 3)
-					for i, s := range linearCEInputs(shape, d, v) {
-						in[i] = tensorNode(g, s.name, data[i], s.shape...)
-					}
+					in := fdNodes(g, linearCEInputs(shape, d, v), data)
 					var loss *G.Node
 					if fused {
 						loss = G.Must(LinearCrossEntropy(in[0], in[1], in[2], red))

@@ -55,10 +55,7 @@ func TestSwiGLUMatchesLinearGateLinear(t *testing.T) {
 			dy := randData(r, len(data[0]), nil)
 			run := func(fused bool) [][]float64 {
 				g := G.NewGraph()
-				in := make([]*G.Node, 4)
-				for i, s := range swigluFDInputs(shape, d, f) {
-					in[i] = tensorNode(g, s.name, data[i], s.shape...)
-				}
+				in := fdNodes(g, swigluFDInputs(shape, d, f), data)
 				var y *G.Node
 				if fused {
 					y = G.Must(SwiGLU(in[0], in[1], in[2], in[3]))
