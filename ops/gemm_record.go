@@ -41,8 +41,9 @@ func (g GemmShapes) FLOPs() int64 {
 var gemmRecording atomic.Pointer[gemmRecorder]
 
 type gemmRecorder struct {
-	mu     sync.Mutex
-	shapes GemmShapes
+	mu       sync.Mutex
+	shapes   GemmShapes
+	blasTime atomic.Int64 // nanoseconds, summed over goroutines
 }
 
 func (r *gemmRecorder) add(s GemmShape) {
@@ -51,20 +52,42 @@ func (r *gemmRecorder) add(s GemmShape) {
 	r.mu.Unlock()
 }
 
-// RecordGemmShapes runs work and returns the shapes of the products the
-// fused ops asked gemm for while it ran, from every goroutine (so run
-// nothing else at the same time). One recording runs at a time; a second
-// one started during the first is an error.
-func RecordGemmShapes(work func() error) (GemmShapes, error) {
+// GemmRecording is what RecordGemm saw of a piece of work's products.
+type GemmRecording struct {
+	// Shapes counts the products of each shape.
+	Shapes GemmShapes
+	// BLASTime is the wall time of the BLAS calls that ran them, summed
+	// over the goroutines that made them: on p cores, the core time the
+	// products took where they ran, among the work's other passes (a call
+	// is timed from just before to just after the BLAS, so it includes
+	// OpenBLAS's packing copies and its clearing of c, and two clock reads
+	// of tens of nanoseconds). Set against ReplayGemmShapes' time for the
+	// same shapes, it tells how much slower the products ran inside the
+	// work than alone; set against the work's time, how much of it lies
+	// outside the products.
+	BLASTime time.Duration
+}
+
+// RecordGemm runs work and returns the products the fused ops asked gemm
+// for while it ran, from every goroutine (so run nothing else at the same
+// time), and the time their BLAS calls took. One recording runs at a time;
+// a second one started during the first is an error.
+func RecordGemm(work func() error) (GemmRecording, error) {
 	r := &gemmRecorder{shapes: GemmShapes{}}
 	if !gemmRecording.CompareAndSwap(nil, r) {
-		return nil, errors.New("record gemm shapes: another recording is running")
+		return GemmRecording{}, errors.New("record gemm shapes: another recording is running")
 	}
 	err := work()
 	gemmRecording.Store(nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.shapes, err
+	return GemmRecording{Shapes: r.shapes, BLASTime: time.Duration(r.blasTime.Load())}, err
+}
+
+// RecordGemmShapes is RecordGemm's shapes alone.
+func RecordGemmShapes(work func() error) (GemmShapes, error) {
+	rec, err := RecordGemm(work)
+	return rec.Shapes, err
 }
 
 // ReplayGemmShapes times the products of shapes run by this build's BLAS

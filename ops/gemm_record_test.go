@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A linear layer's forward and backward on one worker ask for exactly its
@@ -98,5 +99,35 @@ func TestReplayGemmShapes(t *testing.T) {
 	}
 	if _, err := ReplayGemmShapes(shapes, 0, 1); err == nil {
 		t.Error("zero goroutines were accepted")
+	}
+}
+
+// RecordGemm's BLAS time is the time of the products' calls alone: a
+// recording of products and a pause between them counts the products and
+// not the pause, and a recording without products counts nothing.
+func TestRecordGemmTimesTheCalls(t *testing.T) {
+	const n = 96
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	const pause = 40 * time.Millisecond
+	t0 := time.Now()
+	rec, err := RecordGemm(func() error {
+		gemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+		time.Sleep(pause)
+		gemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+		return nil
+	})
+	wall := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Shapes[GemmShape{M: n, N: n, K: n, LDA: n, LDB: n, LDC: n}]; got != 2 {
+		t.Errorf("recorded %v, want the %d×%d×%d product twice", rec.Shapes, n, n, n)
+	}
+	if rec.BLASTime <= 0 || rec.BLASTime > wall-pause {
+		t.Errorf("BLAS time %v: want above 0 and at most the recording's %v less its %v pause", rec.BLASTime, wall, pause)
+	}
+	rec, err = RecordGemm(func() error { time.Sleep(time.Millisecond); return nil })
+	if err != nil || rec.BLASTime != 0 || len(rec.Shapes) != 0 {
+		t.Errorf("a recording without products gave %v, %v, %v; want no shapes and no time", rec.Shapes, rec.BLASTime, err)
 	}
 }

@@ -78,6 +78,12 @@ type benchResult struct {
 	// (ops.ReplayGemmShapes on GOMAXPROCS goroutines), in milliseconds.
 	TrainGemmMS float64 `json:"train_gemm_ms,omitempty"`
 	EvalGemmMS  float64 `json:"eval_gemm_ms,omitempty"`
+	// wm only: the time the same step's products took where they ran, in
+	// the step (ops.GemmRecording.BLASTime ÷ GOMAXPROCS: milliseconds of
+	// each core), from the measurement of the best training (TrainBLASMS)
+	// and the best evaluation figure (EvalBLASMS).
+	TrainBLASMS float64 `json:"train_blas_ms,omitempty"`
+	EvalBLASMS  float64 `json:"eval_blas_ms,omitempty"`
 }
 
 // benchConfig is the model of a measurement: the pattern at d_model with 4
@@ -115,8 +121,10 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	}
 	total, _, _ := graph.CountConfig(cfg)
 	sched, _ := ops.SchedulingPolicy() // "" where the system has no policies to name
+	perCore := float64(time.Millisecond) * float64(runtime.GOMAXPROCS(0))
 	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched, Cores: cpuCount(),
-		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9}
+		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9,
+		TrainBLASMS: float64(tp.TrainBLASTime) / perCore, EvalBLASMS: float64(tp.EvalBLASTime) / perCore}
 	// The replay's operands come after the peak RSS is read, so that they
 	// are not counted as the measurement's memory.
 	for _, r := range []struct {
@@ -531,18 +539,22 @@ func measurePeer(python, script string, p int, cpus []int, args []string) (bench
 }
 
 // keep merges the measurement r of another layout into best: best takes r
-// whole (its RSS too) when r trains faster, and the faster evaluation and
+// whole (its RSS and its products' time in the step too) when r trains
+// faster, the faster evaluation with its products' time in the step, and
 // the shorter replayed product times either way (the products of the
 // fastest layout bound every layout). It says whether r's training was the
 // faster.
 func (best *benchResult) keep(r benchResult) bool {
-	eval := max(best.Eval, r.Eval)
+	eval, evalBLAS := best.Eval, best.EvalBLASMS
+	if r.Eval > eval {
+		eval, evalBLAS = r.Eval, r.EvalBLASMS
+	}
 	trainMS, evalMS := minKnown(best.TrainGemmMS, r.TrainGemmMS), minKnown(best.EvalGemmMS, r.EvalGemmMS)
 	faster := r.Train > best.Train
 	if faster {
 		*best = r
 	}
-	best.Eval = eval
+	best.Eval, best.EvalBLASMS = eval, evalBLAS
 	best.TrainGemmMS, best.EvalGemmMS = trainMS, evalMS
 	return faster
 }

@@ -84,6 +84,7 @@ func benchAnalysis(rows []benchRow) string {
 			r.WM.EvalGFLOP, num(ce), ratio(r.WM.Eval, ce), ratio(ce, r.Peer.Eval))
 	}
 	productCeilings(&b, rows)
+	productsInStep(&b, rows)
 	ceilingCheck(&b, rows)
 	b.WriteString("\n## Performance targets, computed from the rows above\n\n")
 	speedTargets(&b, rows, "Training", func(r benchRow) speedFigures {
@@ -123,6 +124,45 @@ func productCeilings(b *strings.Builder, rows []benchRow) {
 		b.WriteString(l)
 	}
 }
+
+// productsInStep is the table of where each row's step went: the time its
+// products took inside a step (the BLAS calls of the recorded step, per
+// core), against the same products replayed alone and against wm's step,
+// and the share of the ceiling the row would reach if nothing outside its
+// products took any time (rows without the timing are left out; no table
+// when none has it).
+func productsInStep(b *strings.Builder, rows []benchRow) {
+	var lines []string
+	for _, r := range rows {
+		if r.WM.TrainBLASMS <= 0 && r.WM.EvalBLASMS <= 0 {
+			continue
+		}
+		cells := func(tps, gflop, blasMS, replayMS float64) string {
+			if blasMS <= 0 || tps <= 0 {
+				return "— | — | — | — | — | —"
+			}
+			stepMS := 1000 * float64(r.Size.T*r.Size.B) / tps
+			return fmt.Sprintf("%.1f | %.1f | %s | %s | %s | %s", stepMS, blasMS, num(productRate(gflop, blasMS)),
+				ratio(blasMS, replayMS), percent(1-blasMS/stepMS), ratio(r.productCeiling(blasMS), r.ceiling(gflop)))
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s |\n", r.label(),
+			cells(r.WM.Train, r.WM.TrainGFLOP, r.WM.TrainBLASMS, r.WM.TrainGemmMS),
+			cells(r.WM.Eval, r.WM.EvalGFLOP, r.WM.EvalBLASMS, r.WM.EvalGemmMS)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n## The step's products where they ran, and the rest of the step\n\n")
+	b.WriteString("The same recorded step also times each of its BLAS calls where it ran, among the step's other passes, from just before the call to just after it (so OpenBLAS's packing copies and its clearing of the output count as the product's; ops.GemmRecording.BLASTime, summed over the goroutines and divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: its step, the products' time in it, their rate there, that time against the same products replayed alone (how much slower they ran in the step, with their operands out of cache and the other core busy), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, so a few percent either way.\n\n")
+	b.WriteString("| row | train step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside | eval step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+}
+
+// percent is x as a percentage with no decimals.
+func percent(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
 
 // ceilingCheck names the rows where wm ran faster than one of its
 // ceilings: the BLAS rate measured is then below what the step's own

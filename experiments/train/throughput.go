@@ -26,6 +26,11 @@ type Throughput struct {
 	// (ops.RecordGemmShapes), for ops.ReplayGemmShapes to time alone.
 	TrainGemmShapes ops.GemmShapes `json:"-"`
 	EvalGemmShapes  ops.GemmShapes `json:"-"`
+	// TrainBLASTime and EvalBLASTime are what the same recorded step's
+	// products took where they ran: their BLAS calls' wall times summed
+	// over the goroutines that made them (ops.GemmRecording.BLASTime).
+	TrainBLASTime time.Duration `json:"-"`
+	EvalBLASTime  time.Duration `json:"-"`
 }
 
 // MeasureThroughput times reps training steps and reps evaluation passes
@@ -39,8 +44,9 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 // MeasureThroughputShards is MeasureThroughput with each batch split over
 // shards graphs run at once (Config.Shards, data parallelism on one
 // machine); shards must divide batch. It also runs one more untimed step of
-// each path and records its products (TrainGemmShapes, EvalGemmShapes), as
-// `wm bench` needs for its ceilings.
+// each path and records its products (TrainGemmShapes, EvalGemmShapes) and
+// their time in that step (TrainBLASTime, EvalBLASTime), as `wm bench`
+// needs for its ceilings.
 func MeasureThroughputShards(cfg graph.Config, batch, seqLen, reps, shards int, seed int64) (Throughput, error) {
 	return measureThroughput(cfg, batch, seqLen, reps, shards, seed, true)
 }
@@ -82,16 +88,16 @@ func measureThroughput(cfg graph.Config, batch, seqLen, reps, shards int, seed i
 		}
 		tps := float64(batch*seqLen*reps) / elapsed.Seconds()
 		perStep := float64(ops.GemmFLOPs()-flops) / float64(reps)
-		var shapes ops.GemmShapes
+		var rec ops.GemmRecording
 		if record {
-			if shapes, err = ops.RecordGemmShapes(func() error { return s.run(ids, targets) }); err != nil {
+			if rec, err = ops.RecordGemm(func() error { return s.run(ids, targets) }); err != nil {
 				return Throughput{}, errors.Wrap(err, "throughput: recording a step's products")
 			}
 		}
 		if withGrad {
-			out.Train, out.TrainGemmFLOPs, out.TrainGemmShapes = tps, perStep, shapes
+			out.Train, out.TrainGemmFLOPs, out.TrainGemmShapes, out.TrainBLASTime = tps, perStep, rec.Shapes, rec.BLASTime
 		} else {
-			out.Eval, out.EvalGemmFLOPs, out.EvalGemmShapes = tps, perStep, shapes
+			out.Eval, out.EvalGemmFLOPs, out.EvalGemmShapes, out.EvalBLASTime = tps, perStep, rec.Shapes, rec.BLASTime
 		}
 	}
 	return out, nil

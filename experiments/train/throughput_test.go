@@ -9,8 +9,8 @@ import (
 
 // The products MeasureThroughputShards records from its extra step are
 // those of the timed steps: their work equals the work GemmFLOPs counted
-// per timed step, for training and evaluation, with and without shards;
-// MeasureThroughput records none.
+// per timed step, for training and evaluation, with and without shards,
+// and their BLAS calls were timed; MeasureThroughput records none.
 func TestThroughputRecordsProducts(t *testing.T) {
 	cfg := graph.Config{Pattern: "S M A E", Vocab: 50, DModel: 16, Heads: 2, MaxPosition: 32,
 		CDMoE: layers.CDMoEConfig{Experts: 64}}
@@ -25,12 +25,15 @@ func TestThroughputRecordsProducts(t *testing.T) {
 		if got := float64(tp.EvalGemmShapes.FLOPs()); got != tp.EvalGemmFLOPs || got == 0 {
 			t.Errorf("%d shards: the recorded evaluation step has %g FLOPs of products, a timed step %g", shards, got, tp.EvalGemmFLOPs)
 		}
+		if tp.TrainBLASTime <= 0 || tp.EvalBLASTime <= 0 {
+			t.Errorf("%d shards: the recorded steps' products took %v (training) and %v (evaluation), want times above 0", shards, tp.TrainBLASTime, tp.EvalBLASTime)
+		}
 	}
 	tp, err := MeasureThroughput(cfg, 2, 32, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp.TrainGemmShapes != nil || tp.EvalGemmShapes != nil {
+	if tp.TrainGemmShapes != nil || tp.EvalGemmShapes != nil || tp.TrainBLASTime != 0 || tp.EvalBLASTime != 0 {
 		t.Error("MeasureThroughput recorded products it was not asked for")
 	}
 }
