@@ -38,9 +38,9 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 		var zero T
 		_, f64 := any(zero).(float64)
 		r.add(GemmShape{Float64: f64, TransA: transA, TransB: transB, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0})
-		t0 := time.Now()
+		r.enterBLAS()
 		blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		r.blasTime.Add(int64(time.Since(t0)))
+		r.leaveBLAS()
 		return
 	}
 	blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,9 +42,16 @@ func (g GemmShapes) FLOPs() int64 {
 var gemmRecording atomic.Pointer[gemmRecorder]
 
 type gemmRecorder struct {
-	mu       sync.Mutex
-	shapes   GemmShapes
-	blasTime atomic.Int64 // nanoseconds, summed over goroutines
+	mu     sync.Mutex
+	shapes GemmShapes
+
+	// The products' core time: while n calls are in the BLAS, min(n,
+	// cores) cores are counted busy in it.
+	calls    sync.Mutex
+	inFlight int
+	cores    int
+	last     time.Time
+	coreTime time.Duration
 }
 
 func (r *gemmRecorder) add(s GemmShape) {
@@ -52,36 +60,62 @@ func (r *gemmRecorder) add(s GemmShape) {
 	r.mu.Unlock()
 }
 
+// enterBLAS and leaveBLAS bracket one BLAS call.
+func (r *gemmRecorder) enterBLAS() { r.countCalls(1) }
+func (r *gemmRecorder) leaveBLAS() { r.countCalls(-1) }
+
+// countCalls adds the time since the last call began or ended, at the
+// cores busy in calls since, and changes the number of calls in flight.
+func (r *gemmRecorder) countCalls(delta int) {
+	r.calls.Lock()
+	now := time.Now()
+	if r.inFlight > 0 {
+		r.coreTime += time.Duration(min(r.inFlight, r.cores)) * now.Sub(r.last)
+	}
+	r.last = now
+	r.inFlight += delta
+	r.calls.Unlock()
+}
+
 // GemmRecording is what RecordGemm saw of a piece of work's products.
 type GemmRecording struct {
 	// Shapes counts the products of each shape.
 	Shapes GemmShapes
-	// BLASTime is the wall time of the BLAS calls that ran them, summed
-	// over the goroutines that made them: on p cores, the core time the
-	// products took where they ran, among the work's other passes (a call
-	// is timed from just before to just after the BLAS, so it includes
-	// OpenBLAS's packing copies and its clearing of c, and two clock reads
-	// of tens of nanoseconds). Set against ReplayGemmShapes' time for the
-	// same shapes, it tells how much slower the products ran inside the
-	// work than alone; set against the work's time, how much of it lies
+	// BLASTime is the core time the products took where they ran, among
+	// the work's other passes: while n BLAS calls are in flight, min(n,
+	// cores) cores count as busy in them (cores: runtime.NumCPU, those
+	// the process may run on; goroutines can have more calls in flight
+	// than that, and a call's own wall time then counts time it waited).
+	// A call counts from just before the BLAS to just after it, so
+	// OpenBLAS's packing copies and its clearing of c are the product's;
+	// a call also pays for a lock and two clock reads of tens of
+	// nanoseconds. Set against ReplayGemmShapes' time for the same shapes,
+	// it tells how much slower the products ran inside the work than
+	// alone; set against the work's core time, how much of the work lies
 	// outside the products.
 	BLASTime time.Duration
+	// Wall is the time the work took, recording included.
+	Wall time.Duration
 }
 
 // RecordGemm runs work and returns the products the fused ops asked gemm
 // for while it ran, from every goroutine (so run nothing else at the same
-// time), and the time their BLAS calls took. One recording runs at a time;
+// time), the time their BLAS calls took, and the work's own time. One recording runs at a time;
 // a second one started during the first is an error.
 func RecordGemm(work func() error) (GemmRecording, error) {
-	r := &gemmRecorder{shapes: GemmShapes{}}
+	r := &gemmRecorder{shapes: GemmShapes{}, cores: runtime.NumCPU()}
 	if !gemmRecording.CompareAndSwap(nil, r) {
 		return GemmRecording{}, errors.New("record gemm shapes: another recording is running")
 	}
+	t0 := time.Now()
 	err := work()
+	wall := time.Since(t0)
 	gemmRecording.Store(nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return GemmRecording{Shapes: r.shapes, BLASTime: time.Duration(r.blasTime.Load())}, err
+	r.calls.Lock()
+	defer r.calls.Unlock()
+	return GemmRecording{Shapes: r.shapes, BLASTime: r.coreTime, Wall: wall}, err
 }
 
 // RecordGemmShapes is RecordGemm's shapes alone.

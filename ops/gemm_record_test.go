@@ -3,6 +3,7 @@ package ops
 import (
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -126,8 +127,48 @@ func TestRecordGemmTimesTheCalls(t *testing.T) {
 	if rec.BLASTime <= 0 || rec.BLASTime > wall-pause {
 		t.Errorf("BLAS time %v: want above 0 and at most the recording's %v less its %v pause", rec.BLASTime, wall, pause)
 	}
+	if rec.Wall < pause+rec.BLASTime || rec.Wall > wall {
+		t.Errorf("the work's time %v: want at least its %v pause and %v of products, and at most the %v around the recording", rec.Wall, pause, rec.BLASTime, wall)
+	}
 	rec, err = RecordGemm(func() error { time.Sleep(time.Millisecond); return nil })
 	if err != nil || rec.BLASTime != 0 || len(rec.Shapes) != 0 {
 		t.Errorf("a recording without products gave %v, %v, %v; want no shapes and no time", rec.Shapes, rec.BLASTime, err)
+	}
+}
+
+// With more products in flight than the process has cores, BLASTime counts
+// each core once: it stays within the cores times the recording's wall
+// time, where the calls' own wall times, summed, come to about four times
+// that.
+func TestRecordGemmCountsEachCoreOnce(t *testing.T) {
+	const n = 192
+	cores := runtime.NumCPU()
+	goroutines := 4 * cores
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(goroutines))
+	ops := make([][3][]float32, goroutines)
+	for i := range ops {
+		ops[i] = [3][]float32{make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)}
+	}
+	t0 := time.Now()
+	rec, err := RecordGemm(func() error {
+		var wg sync.WaitGroup
+		for _, o := range ops {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					gemm(false, false, n, n, n, 1, o[0], n, o[1], n, 0, o[2], n)
+				}
+			}()
+		}
+		wg.Wait()
+		return nil
+	})
+	wall := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.BLASTime <= 0 || rec.BLASTime > time.Duration(cores)*wall {
+		t.Errorf("%d goroutines' products on %d cores: BLAS time %v, want above 0 and at most %d × the recording's %v", goroutines, cores, rec.BLASTime, cores, wall)
 	}
 }

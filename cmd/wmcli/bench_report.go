@@ -127,7 +127,7 @@ func productCeilings(b *strings.Builder, rows []benchRow) {
 
 // productsInStep is the table of where each row's step went: the time its
 // products took inside a step (the BLAS calls of the recorded step, per
-// core), against the same products replayed alone and against wm's step,
+// core), against the same products replayed alone and against that step,
 // and the share of the ceiling the row would reach if nothing outside its
 // products took any time (rows without the timing are left out; no table
 // when none has it).
@@ -137,23 +137,22 @@ func productsInStep(b *strings.Builder, rows []benchRow) {
 		if r.WM.TrainBLASMS <= 0 && r.WM.EvalBLASMS <= 0 {
 			continue
 		}
-		cells := func(tps, gflop, blasMS, replayMS float64) string {
-			if blasMS <= 0 || tps <= 0 {
+		cells := func(stepMS, gflop, blasMS, replayMS float64) string {
+			if blasMS <= 0 || stepMS <= 0 {
 				return "— | — | — | — | — | —"
 			}
-			stepMS := 1000 * float64(r.Size.T*r.Size.B) / tps
 			return fmt.Sprintf("%.1f | %.1f | %s | %s | %s | %s", stepMS, blasMS, num(productRate(gflop, blasMS)),
 				ratio(blasMS, replayMS), percent(1-blasMS/stepMS), ratio(r.productCeiling(blasMS), r.ceiling(gflop)))
 		}
 		lines = append(lines, fmt.Sprintf("| %s | %s | %s |\n", r.label(),
-			cells(r.WM.Train, r.WM.TrainGFLOP, r.WM.TrainBLASMS, r.WM.TrainGemmMS),
-			cells(r.WM.Eval, r.WM.EvalGFLOP, r.WM.EvalBLASMS, r.WM.EvalGemmMS)))
+			cells(r.WM.TrainRecordedMS, r.WM.TrainGFLOP, r.WM.TrainBLASMS, r.WM.TrainOwnGemmMS),
+			cells(r.WM.EvalRecordedMS, r.WM.EvalGFLOP, r.WM.EvalBLASMS, r.WM.EvalOwnGemmMS)))
 	}
 	if len(lines) == 0 {
 		return
 	}
 	b.WriteString("\n## The step's products where they ran, and the rest of the step\n\n")
-	b.WriteString("The same recorded step also times each of its BLAS calls where it ran, among the step's other passes, from just before the call to just after it (so OpenBLAS's packing copies and its clearing of the output count as the product's; ops.GemmRecording.BLASTime, summed over the goroutines and divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: its step, the products' time in it, their rate there, that time against the same products replayed alone (how much slower they ran in the step, with their operands out of cache and the other core busy), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, so a few percent either way.\n\n")
+	b.WriteString("The same recorded step also times its BLAS calls where they ran, among the step's other passes, from just before each call to just after it, so OpenBLAS's packing copies and its clearing of the output count as the product's (ops.GemmRecording.BLASTime: while n calls are in flight, min(n, cores) cores count as busy in them; divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: the recorded step's time, the products' time in it, their rate there, that time against the same step's products replayed alone (how much slower they ran in the step, with their operands out of cache and the other core busy; the replay of this measurement, where the table above keeps the fastest of the layouts), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, untimed by the figures above, so its time can differ from theirs by the host's few percent.\n\n")
 	b.WriteString("| row | train step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside | eval step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, l := range lines {

@@ -98,11 +98,11 @@ func TestBenchProductCeiling(t *testing.T) {
 func TestBenchProductsInStep(t *testing.T) {
 	r := benchRow{Pattern: "(AM)4", Size: benchSize{D: 64, T: 512, B: 2}, Threads: 2, GemmRate: 100,
 		WM: benchResult{Train: 48000, Eval: 3 * 48000, TrainGFLOP: 1, EvalGFLOP: 1.0 / 3,
-			TrainGemmMS: 1024.0 / 60, EvalGemmMS: 1024.0 / 600, TrainBLASMS: 20},
+			TrainGemmMS: 1024.0 / 60, EvalGemmMS: 1024.0 / 600, TrainBLASMS: 20, TrainRecordedMS: 64.0 / 3, TrainOwnGemmMS: 1024.0 / 60},
 		Peer: benchResult{Train: 40000, Eval: 3 * 40000}}
-	// Train: step 1024/48000 s = 21.3 ms, 20 ms of it in products (1 GFLOP:
-	// 50 GFLOP/s), 1.17× their replay of 17.07 ms, 6% outside them; without
-	// that 6%, 51200 tok/s against the ceiling's 102400: 0.50×.
+	// Train: step 21.3 ms, 20 ms of it in products (1 GFLOP: 50 GFLOP/s),
+	// 1.17× their replay of 17.07 ms, 6% outside them; without that 6%,
+	// 51200 tok/s against the ceiling's 102400: 0.50×.
 	reportHas(t, benchAnalysis([]benchRow{r}),
 		"## The step's products where they ran, and the rest of the step",
 		"| (AM)4 d64 t512 b2 ×2 | 21.3 | 20.0 | 50 | 1.17× | 6% | 0.50× | — | — | — | — | — | — |")
@@ -116,18 +116,22 @@ func TestBenchProductsInStep(t *testing.T) {
 // measurement each best figure came from: training's with the faster
 // training, evaluation's with the faster evaluation.
 func TestBenchKeepPairsProductTimes(t *testing.T) {
-	best := benchResult{Train: 100, Eval: 300, TrainBLASMS: 5, EvalBLASMS: 2, TrainGemmMS: 4, EvalGemmMS: 1.5}
-	if best.keep(benchResult{Train: 90, Eval: 350, TrainBLASMS: 6, EvalBLASMS: 1.8, TrainGemmMS: 3.9, EvalGemmMS: 1.6}) {
+	best := benchResult{Train: 100, Eval: 300, TrainBLASMS: 5, TrainRecordedMS: 6, TrainOwnGemmMS: 4, EvalBLASMS: 2, EvalRecordedMS: 2.2, EvalOwnGemmMS: 1.5,
+		TrainGemmMS: 4, EvalGemmMS: 1.5}
+	if best.keep(benchResult{Train: 90, Eval: 350, TrainBLASMS: 6, TrainRecordedMS: 7, TrainOwnGemmMS: 3.9, EvalBLASMS: 1.8, EvalRecordedMS: 2, EvalOwnGemmMS: 1.6,
+		TrainGemmMS: 3.9, EvalGemmMS: 1.6}) {
 		t.Error("a slower training was kept as the faster")
 	}
-	if best.Train != 100 || best.TrainBLASMS != 5 || best.Eval != 350 || best.EvalBLASMS != 1.8 || best.TrainGemmMS != 3.9 || best.EvalGemmMS != 1.5 {
-		t.Errorf("merged %+v: want training 100 with its 5 ms, evaluation 350 with its 1.8 ms, replays 3.9 and 1.5 ms", best)
+	if best.Train != 100 || best.TrainBLASMS != 5 || best.TrainRecordedMS != 6 || best.TrainOwnGemmMS != 4 ||
+		best.Eval != 350 || best.EvalBLASMS != 1.8 || best.EvalRecordedMS != 2 || best.EvalOwnGemmMS != 1.6 ||
+		best.TrainGemmMS != 3.9 || best.EvalGemmMS != 1.5 {
+		t.Errorf("merged %+v: want training 100 with its 5 of 6 ms and its replay of 4, evaluation 350 with its 1.8 of 2 ms and its replay of 1.6, the fastest replays 3.9 and 1.5 ms", best)
 	}
-	if !best.keep(benchResult{Train: 120, Eval: 200, TrainBLASMS: 4.5, EvalBLASMS: 3}) {
+	if !best.keep(benchResult{Train: 120, Eval: 200, TrainBLASMS: 4.5, TrainRecordedMS: 5, EvalBLASMS: 3, EvalRecordedMS: 3.5}) {
 		t.Error("a faster training was not kept")
 	}
-	if best.Train != 120 || best.TrainBLASMS != 4.5 || best.Eval != 350 || best.EvalBLASMS != 1.8 {
-		t.Errorf("merged %+v: want training 120 with its 4.5 ms, evaluation still 350 with its 1.8 ms", best)
+	if best.Train != 120 || best.TrainBLASMS != 4.5 || best.TrainRecordedMS != 5 || best.Eval != 350 || best.EvalBLASMS != 1.8 || best.EvalRecordedMS != 2 {
+		t.Errorf("merged %+v: want training 120 with its 4.5 of 5 ms, evaluation still 350 with its 1.8 of 2 ms", best)
 	}
 }
 

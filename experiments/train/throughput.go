@@ -26,11 +26,11 @@ type Throughput struct {
 	// (ops.RecordGemmShapes), for ops.ReplayGemmShapes to time alone.
 	TrainGemmShapes ops.GemmShapes `json:"-"`
 	EvalGemmShapes  ops.GemmShapes `json:"-"`
-	// TrainBLASTime and EvalBLASTime are what the same recorded step's
-	// products took where they ran: their BLAS calls' wall times summed
-	// over the goroutines that made them (ops.GemmRecording.BLASTime).
-	TrainBLASTime time.Duration `json:"-"`
-	EvalBLASTime  time.Duration `json:"-"`
+	// TrainBLASTime and EvalBLASTime are the core time the same recorded
+	// step's products took where they ran (ops.GemmRecording.BLASTime), and
+	// TrainRecorded and EvalRecorded that step's own time.
+	TrainBLASTime, TrainRecorded time.Duration `json:"-"`
+	EvalBLASTime, EvalRecorded   time.Duration `json:"-"`
 }
 
 // MeasureThroughput times reps training steps and reps evaluation passes
@@ -45,8 +45,8 @@ func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (T
 // shards graphs run at once (Config.Shards, data parallelism on one
 // machine); shards must divide batch. It also runs one more untimed step of
 // each path and records its products (TrainGemmShapes, EvalGemmShapes) and
-// their time in that step (TrainBLASTime, EvalBLASTime), as `wm bench`
-// needs for its ceilings.
+// their time in that step (TrainBLASTime, EvalBLASTime) and the step's
+// (TrainRecorded, EvalRecorded), as `wm bench` needs for its ceilings.
 func MeasureThroughputShards(cfg graph.Config, batch, seqLen, reps, shards int, seed int64) (Throughput, error) {
 	return measureThroughput(cfg, batch, seqLen, reps, shards, seed, true)
 }
@@ -95,9 +95,9 @@ func measureThroughput(cfg graph.Config, batch, seqLen, reps, shards int, seed i
 			}
 		}
 		if withGrad {
-			out.Train, out.TrainGemmFLOPs, out.TrainGemmShapes, out.TrainBLASTime = tps, perStep, rec.Shapes, rec.BLASTime
+			out.Train, out.TrainGemmFLOPs, out.TrainGemmShapes, out.TrainBLASTime, out.TrainRecorded = tps, perStep, rec.Shapes, rec.BLASTime, rec.Wall
 		} else {
-			out.Eval, out.EvalGemmFLOPs, out.EvalGemmShapes, out.EvalBLASTime = tps, perStep, rec.Shapes, rec.BLASTime
+			out.Eval, out.EvalGemmFLOPs, out.EvalGemmShapes, out.EvalBLASTime, out.EvalRecorded = tps, perStep, rec.Shapes, rec.BLASTime, rec.Wall
 		}
 	}
 	return out, nil

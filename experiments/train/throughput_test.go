@@ -25,15 +25,15 @@ func TestThroughputRecordsProducts(t *testing.T) {
 		if got := float64(tp.EvalGemmShapes.FLOPs()); got != tp.EvalGemmFLOPs || got == 0 {
 			t.Errorf("%d shards: the recorded evaluation step has %g FLOPs of products, a timed step %g", shards, got, tp.EvalGemmFLOPs)
 		}
-		if tp.TrainBLASTime <= 0 || tp.EvalBLASTime <= 0 {
-			t.Errorf("%d shards: the recorded steps' products took %v (training) and %v (evaluation), want times above 0", shards, tp.TrainBLASTime, tp.EvalBLASTime)
+		if tp.TrainBLASTime <= 0 || tp.EvalBLASTime <= 0 || tp.TrainRecorded <= 0 || tp.EvalRecorded <= 0 {
+			t.Errorf("%d shards: the recorded steps' products took %v (training) and %v (evaluation), the steps %v and %v; want times above 0", shards, tp.TrainBLASTime, tp.EvalBLASTime, tp.TrainRecorded, tp.EvalRecorded)
 		}
 	}
 	tp, err := MeasureThroughput(cfg, 2, 32, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp.TrainGemmShapes != nil || tp.EvalGemmShapes != nil || tp.TrainBLASTime != 0 || tp.EvalBLASTime != 0 {
+	if tp.TrainGemmShapes != nil || tp.EvalGemmShapes != nil || tp.TrainBLASTime != 0 || tp.EvalBLASTime != 0 || tp.TrainRecorded != 0 || tp.EvalRecorded != 0 {
 		t.Error("MeasureThroughput recorded products it was not asked for")
 	}
 }
