@@ -86,6 +86,9 @@ type GemmRecording struct {
 	// cores) cores count as busy in them (cores: runtime.NumCPU, those
 	// the process may run on; goroutines can have more calls in flight
 	// than that, and a call's own wall time then counts time it waited).
+	// Each call counts as one core, as OpenBLAS runs here (one thread,
+	// blas_openblas.go); gonum's pure-Go BLAS splits a large product over
+	// goroutines of its own, so in that build it is a lower bound.
 	// A call counts from just before the BLAS to just after it, so
 	// OpenBLAS's packing copies and its clearing of c are the product's;
 	// a call also pays for a lock and two clock reads of tens of
@@ -100,8 +103,9 @@ type GemmRecording struct {
 
 // RecordGemm runs work and returns the products the fused ops asked gemm
 // for while it ran, from every goroutine (so run nothing else at the same
-// time), the time their BLAS calls took, and the work's own time. One recording runs at a time;
-// a second one started during the first is an error.
+// time), the time their BLAS calls took, and the work's own time. One
+// recording runs at a time; a second one started during the first is an
+// error.
 func RecordGemm(work func() error) (GemmRecording, error) {
 	r := &gemmRecorder{shapes: GemmShapes{}, cores: runtime.NumCPU()}
 	if !gemmRecording.CompareAndSwap(nil, r) {
