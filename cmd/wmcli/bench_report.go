@@ -113,13 +113,19 @@ func productCeilings(b *strings.Builder, rows []benchRow) {
 			r.WM.TrainGemmMS, num(productRate(r.WM.TrainGFLOP, r.WM.TrainGemmMS)), num(ct), ratio(r.WM.Train, ct), ratio(ct, r.Peer.Train),
 			r.WM.EvalGemmMS, num(productRate(r.WM.EvalGFLOP, r.WM.EvalGemmMS)), num(ce), ratio(r.WM.Eval, ce), ratio(ce, r.Peer.Eval)))
 	}
+	writeSection(b, "The step's own products, replayed alone", "The ceiling above prices every product at a large linear layer's rate, but a step's products include smaller and thinner ones (the SSD's chunk products, attention's products per head, the narrow B, C and dt projections) that no BLAS runs as fast. So each wm measurement also records the products of one more step, each with its shape, transposes and leading dimensions, and times them alone through the same BLAS on as many threads (ops.ReplayGemmShapes: each shape's count split between the threads, operands warm in cache, the faster of two replays, the fastest of the rounds and layouts). A step cannot run faster than its own products; where this product ceiling is below twice the peer, 2× is out of reach with these products whatever the rest of the step costs.\n\n", "| row | train products ms | their GFLOP/s | train product ceiling tok/s | wm ÷ it | it ÷ peer | eval products ms | their GFLOP/s | eval product ceiling tok/s | wm ÷ it | it ÷ peer |\n", lines)
+}
+
+// writeSection writes a report section: its heading, an introduction and a
+// table of the given header row and lines, its first column left-aligned
+// and the rest right-aligned; nothing when there are no lines.
+func writeSection(b *strings.Builder, heading, intro, header string, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("\n## The step's own products, replayed alone\n\n")
-	b.WriteString("The ceiling above prices every product at a large linear layer's rate, but a step's products include smaller and thinner ones (the SSD's chunk products, attention's products per head, the narrow B, C and dt projections) that no BLAS runs as fast. So each wm measurement also records the products of one more step, each with its shape, transposes and leading dimensions, and times them alone through the same BLAS on as many threads (ops.ReplayGemmShapes: each shape's count split between the threads, operands warm in cache, the faster of two replays, the fastest of the rounds and layouts). A step cannot run faster than its own products; where this product ceiling is below twice the peer, 2× is out of reach with these products whatever the rest of the step costs.\n\n")
-	b.WriteString("| row | train products ms | their GFLOP/s | train product ceiling tok/s | wm ÷ it | it ÷ peer | eval products ms | their GFLOP/s | eval product ceiling tok/s | wm ÷ it | it ÷ peer |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(b, "\n## %s\n\n%s", heading, intro)
+	b.WriteString(header)
+	b.WriteString("| --- |" + strings.Repeat(" ---: |", strings.Count(header, "|")-2) + "\n")
 	for _, l := range lines {
 		b.WriteString(l)
 	}
@@ -148,16 +154,7 @@ func productsInStep(b *strings.Builder, rows []benchRow) {
 			cells(r.WM.TrainRecordedMS, r.WM.TrainGFLOP, r.WM.TrainBLASMS, r.WM.TrainOwnGemmMS),
 			cells(r.WM.EvalRecordedMS, r.WM.EvalGFLOP, r.WM.EvalBLASMS, r.WM.EvalOwnGemmMS)))
 	}
-	if len(lines) == 0 {
-		return
-	}
-	b.WriteString("\n## The step's products where they ran, and the rest of the step\n\n")
-	b.WriteString("The same recorded step also times its BLAS calls where they ran, among the step's other passes, from just before each call to just after it, so OpenBLAS's packing copies and its clearing of the output count as the product's (ops.GemmRecording.BLASTime: while n calls are in flight, min(n, cores) cores count as busy in them; divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: the recorded step's time, the products' time in it, their rate there, that time against the same step's products replayed alone (how much slower they ran in the step, with their operands out of cache and the other core busy; the replay of this measurement, where the table above keeps the fastest of the layouts), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, untimed by the figures above, so its time can differ from theirs by the host's few percent.\n\n")
-	b.WriteString("| row | train step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside | eval step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	for _, l := range lines {
-		b.WriteString(l)
-	}
+	writeSection(b, "The step's products where they ran, and the rest of the step", "The same recorded step also times its BLAS calls where they ran, among the step's other passes, from just before each call to just after it, so OpenBLAS's packing copies and its clearing of the output count as the product's (ops.GemmRecording.BLASTime: while n calls are in flight, min(n, cores) cores count as busy in them; divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: the recorded step's time, the products' time in it, their rate there, that time against the same step's products replayed alone (how much slower they ran in the step, with their operands out of cache and the other core busy; the replay of this measurement, where the table above keeps the fastest of the layouts), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, untimed by the figures above, so its time can differ from theirs by the host's few percent.\n\n", "| row | train step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside | eval step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside |\n", lines)
 }
 
 // percent is x as a percentage with no decimals.
