@@ -143,7 +143,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 			return 1
 		}
-		*r.ms = float64(d) / float64(time.Millisecond)
+		*r.ms = ms(d)
 	}
 	res.TrainOwnGemmMS, res.EvalOwnGemmMS = res.TrainGemmMS, res.EvalGemmMS
 	j, _ := json.Marshal(res)
