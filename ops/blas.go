@@ -37,8 +37,7 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 	if r := gemmRecording.Load(); r != nil {
 		var zero T
 		_, f64 := any(zero).(float64)
-		r.add(GemmShape{Float64: f64, TransA: transA, TransB: transB, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0})
-		r.enterBLAS()
+		r.enterBLAS(GemmShape{Float64: f64, TransA: transA, TransB: transB, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0})
 		blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		r.leaveBLAS()
 		return

@@ -44,37 +44,39 @@ var gemmRecording atomic.Pointer[gemmRecorder]
 type gemmRecorder struct {
 	mu     sync.Mutex
 	shapes GemmShapes
-
 	// The products' core time: while n calls are in the BLAS, min(n,
 	// cores) cores are counted busy in it.
-	calls    sync.Mutex
 	inFlight int
 	cores    int
 	last     time.Time
 	coreTime time.Duration
 }
 
-func (r *gemmRecorder) add(s GemmShape) {
+// enterBLAS counts one product of shape s and its BLAS call as begun;
+// leaveBLAS counts the call as ended.
+func (r *gemmRecorder) enterBLAS(s GemmShape) {
 	r.mu.Lock()
 	r.shapes[s]++
+	r.countCalls(1)
 	r.mu.Unlock()
 }
 
-// enterBLAS and leaveBLAS bracket one BLAS call.
-func (r *gemmRecorder) enterBLAS() { r.countCalls(1) }
-func (r *gemmRecorder) leaveBLAS() { r.countCalls(-1) }
+func (r *gemmRecorder) leaveBLAS() {
+	r.mu.Lock()
+	r.countCalls(-1)
+	r.mu.Unlock()
+}
 
 // countCalls adds the time since the last call began or ended, at the
 // cores busy in calls since, and changes the number of calls in flight.
+// The caller holds r.mu.
 func (r *gemmRecorder) countCalls(delta int) {
-	r.calls.Lock()
 	now := time.Now()
 	if r.inFlight > 0 {
 		r.coreTime += time.Duration(min(r.inFlight, r.cores)) * now.Sub(r.last)
 	}
 	r.last = now
 	r.inFlight += delta
-	r.calls.Unlock()
 }
 
 // GemmRecording is what RecordGemm saw of a piece of work's products.
@@ -117,8 +119,6 @@ func RecordGemm(work func() error) (GemmRecording, error) {
 	gemmRecording.Store(nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls.Lock()
-	defer r.calls.Unlock()
 	return GemmRecording{Shapes: r.shapes, BLASTime: r.coreTime, Wall: wall}, err
 }
 

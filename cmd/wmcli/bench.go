@@ -127,10 +127,10 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	}
 	total, _, _ := graph.CountConfig(cfg)
 	sched, _ := ops.SchedulingPolicy() // "" where the system has no policies to name
-	perCore := float64(time.Millisecond) * float64(runtime.GOMAXPROCS(0))
+	procs := float64(runtime.GOMAXPROCS(0))
 	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched, Cores: cpuCount(),
 		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9,
-		TrainBLASMS: float64(tp.TrainBLASTime) / perCore, EvalBLASMS: float64(tp.EvalBLASTime) / perCore,
+		TrainBLASMS: ms(tp.TrainBLASTime) / procs, EvalBLASMS: ms(tp.EvalBLASTime) / procs,
 		TrainRecordedMS: ms(tp.TrainRecorded), EvalRecordedMS: ms(tp.EvalRecorded)}
 	// The replay's operands come after the peak RSS is read, so that they
 	// are not counted as the measurement's memory.
@@ -524,8 +524,9 @@ func measureWM(self string, args []string, batch, p int, cpus []int) (benchResul
 // threads over single-threaded OpenBLAS, and (p > 1) one OpenMP thread over
 // p OpenBLAS threads. Debian's torch is fastest at d_model 256 in the
 // second (its time is in sgemm) and at d_model 64 often in the first, so
-// taking one layout would handicap the peer. It returns the best training and the best evaluation figure, the
-// peak RSS of the run with the best training, and that run's layout.
+// taking one layout would handicap the peer. It returns the best training
+// and the best evaluation figure, the peak RSS of the run with the best
+// training, and that run's layout.
 func measurePeer(python, script string, p int, cpus []int, args []string) (benchResult, string, error) {
 	layouts := [][2]int{{p, 1}}
 	if p > 1 {
