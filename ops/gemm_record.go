@@ -138,25 +138,38 @@ func RecordGemmShapes(work func() error) (GemmShapes, error) {
 // take inside a step, where they run among other work. `wm bench` sets a
 // step's time against it.
 func ReplayGemmShapes(shapes GemmShapes, goroutines, rounds int) (time.Duration, error) {
+	return replayShapes("replay gemm shapes", shapes, goroutines, rounds, shapeShare.prepare)
+}
+
+// replayShapes checks shapes, splits them over goroutines and returns the
+// wall time of the fastest of rounds replays. Each goroutine's products are
+// made ready once, by prepare (operands allocated, each shape run once),
+// before the first round's clock starts, and run again in every round.
+// what names the caller in errors.
+func replayShapes(what string, shapes GemmShapes, goroutines, rounds int, prepare func(shapeShare) []replayRun) (time.Duration, error) {
 	if goroutines < 1 || rounds < 1 {
-		return 0, errors.Errorf("replay gemm shapes: goroutines %d and rounds %d must be >= 1", goroutines, rounds)
+		return 0, errors.Errorf("%s: goroutines %d and rounds %d must be >= 1", what, goroutines, rounds)
 	}
 	for s, n := range shapes {
 		if s.M < 0 || s.N < 0 || s.K < 0 || n < 0 || s.LDC < s.N || s.LDA < s.cols(s.TransA, s.M, s.K) || s.LDB < s.cols(s.TransB, s.K, s.N) {
-			return 0, errors.Errorf("replay gemm shapes: %+v ×%d is not a valid product", s, n)
+			return 0, errors.Errorf("%s: %+v ×%d is not a valid product", what, s, n)
 		}
 	}
 	shares := splitShapes(shapes, goroutines)
+	prepared := make([][]replayRun, len(shares))
 	best := time.Duration(-1)
 	for range rounds {
 		var ready, done sync.WaitGroup
 		start := make(chan struct{})
-		for _, share := range shares {
+		for i, share := range shares {
 			ready.Add(1)
 			done.Add(1)
 			go func() {
 				defer done.Done()
-				runs := share.prepare()
+				if prepared[i] == nil {
+					prepared[i] = prepare(share)
+				}
+				runs := prepared[i]
 				ready.Done()
 				<-start
 				for _, r := range runs {

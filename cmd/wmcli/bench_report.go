@@ -143,18 +143,18 @@ func productsInStep(b *strings.Builder, rows []benchRow) {
 		if r.WM.TrainBLASMS <= 0 && r.WM.EvalBLASMS <= 0 {
 			continue
 		}
-		cells := func(stepMS, gflop, blasMS, replayMS float64) string {
+		cells := func(stepMS, gflop, blasMS, replayMS, coldMS float64) string {
 			if blasMS <= 0 || stepMS <= 0 {
-				return "— | — | — | — | — | —"
+				return "— | — | — | — | — | — | —"
 			}
-			return fmt.Sprintf("%.1f | %.1f | %s | %s | %s | %s", stepMS, blasMS, num(productRate(gflop, blasMS)),
-				ratio(blasMS, replayMS), percent(1-blasMS/stepMS), ratio(r.productCeiling(blasMS), r.ceiling(gflop)))
+			return fmt.Sprintf("%.1f | %.1f | %s | %s | %s | %s | %s", stepMS, blasMS, num(productRate(gflop, blasMS)),
+				ratio(blasMS, replayMS), ratio(blasMS, coldMS), percent(1-blasMS/stepMS), ratio(r.productCeiling(blasMS), r.ceiling(gflop)))
 		}
 		lines = append(lines, fmt.Sprintf("| %s | %s | %s |\n", r.label(),
-			cells(r.WM.TrainRecordedMS, r.WM.TrainGFLOP, r.WM.TrainBLASMS, r.WM.TrainOwnGemmMS),
-			cells(r.WM.EvalRecordedMS, r.WM.EvalGFLOP, r.WM.EvalBLASMS, r.WM.EvalOwnGemmMS)))
+			cells(r.WM.TrainRecordedMS, r.WM.TrainGFLOP, r.WM.TrainBLASMS, r.WM.TrainOwnGemmMS, r.WM.TrainColdGemmMS),
+			cells(r.WM.EvalRecordedMS, r.WM.EvalGFLOP, r.WM.EvalBLASMS, r.WM.EvalOwnGemmMS, r.WM.EvalColdGemmMS)))
 	}
-	writeSection(b, "The step's products where they ran, and the rest of the step", "The same recorded step also times its BLAS calls where they ran, among the step's other passes, from just before each call to just after it, so OpenBLAS's packing copies and its clearing of the output count as the product's (ops.GemmRecording.BLASTime: while n calls are in flight, min(n, cores) cores count as busy in them; divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: the recorded step's time, the products' time in it, their rate there, that time against the same step's products replayed alone (how much slower they ran in the step, with their operands out of cache and the other core busy; the replay of this measurement, where the table above keeps the fastest of the layouts), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, untimed by the figures above, so its time can differ from theirs by the host's few percent.\n\n", "| row | train step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside | eval step ms | products in it ms | their GFLOP/s | ÷ replayed | outside the products | ceiling share without the outside |\n", lines)
+	writeSection(b, "The step's products where they ran, and the rest of the step", "The same recorded step also times its BLAS calls where they ran, among the step's other passes, from just before each call to just after it, so OpenBLAS's packing copies and its clearing of the output count as the product's (ops.GemmRecording.BLASTime: while n calls are in flight, min(n, cores) cores count as busy in them; divided by the threads: milliseconds of each core). From the measurement of wm's best figure of each path: the recorded step's time, the products' time in it, their rate there, that time against the same step's products replayed alone (how much slower they ran in the step than with their operands warm; the replay of this measurement, where the table above keeps the fastest of the layouts), that time against the same products replayed with every operand out of cache (ops.ReplayGemmShapesCold: each product's operands taken from the next place along buffers of twice the last-level cache; a step keeps some operands warm, so its products should take between the two replays, and near the cold one they lose to the memory their operands come from, not to the step's other work), the share of the step's core time outside the products (the passes between them, Go's runtime, and cores left idle), and the share of the ceiling above the row would reach if that outside share were nothing: a share target above it cannot be met by work outside the products. One step, untimed by the figures above, so its time can differ from theirs by the host's few percent.\n\n", "| row | train step ms | products in it ms | their GFLOP/s | ÷ replayed | ÷ replayed cold | outside the products | ceiling share without the outside | eval step ms | products in it ms | their GFLOP/s | ÷ replayed | ÷ replayed cold | outside the products | ceiling share without the outside |\n", lines)
 }
 
 // percent is x as a percentage with no decimals.
