@@ -52,11 +52,19 @@ func parseCacheSize(s string) (int, bool) {
 	return n * mult, true
 }
 
-// ColdSpan is the span ReplayGemmShapesCold needs for every operand to come
-// from memory: twice the last-level cache, so that by the time a place
-// comes round again the cache has been filled twice over by the places in
-// between.
-func ColdSpan() int {
+// ColdSpan is the span, in bytes, ReplayGemmShapesCold needs on each of
+// goroutines for every operand to come from memory: twice the last-level
+// cache, so that by the time a place comes round again the cache has been
+// filled over by the places in between, each goroutine's three buffers
+// together 6× the cache. Many goroutines (more than a few dozen at 32 MiB)
+// get less, so that their buffers stay within about a GiB in all, but
+// never less than half the cache each (1.5× it over the three buffers).
+func ColdSpan(goroutines int) int {
 	llc, _ := LastLevelCache()
-	return 2 * llc
+	capped := coldPoolsTotal / (3 * max(goroutines, 1))
+	return max(min(2*llc, capped), llc/2)
 }
+
+// coldPoolsTotal is the memory ColdSpan keeps the cold replay's buffers
+// within, where half the last-level cache per goroutine allows.
+const coldPoolsTotal = 1 << 30

@@ -110,7 +110,14 @@ func TestParseCacheSize(t *testing.T) {
 			t.Errorf("parseCacheSize(%q) = %d, want no size", s, got)
 		}
 	}
-	if llc, _ := LastLevelCache(); llc <= 0 || ColdSpan() != 2*llc {
-		t.Errorf("last-level cache %d, cold span %d", llc, ColdSpan())
+	llc, _ := LastLevelCache()
+	if llc <= 0 {
+		t.Fatalf("last-level cache %d", llc)
+	}
+	if got := ColdSpan(2); got != min(2*llc, coldPoolsTotal/6) || got < llc/2 {
+		t.Errorf("cold span on 2 goroutines %d, for a last-level cache of %d", got, llc)
+	}
+	if got := ColdSpan(1 << 20); got != llc/2 {
+		t.Errorf("cold span on a million goroutines %d, want half the cache, %d", got, llc/2)
 	}
 }

@@ -163,7 +163,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 			return 1
 		}
-		cold, err := ops.ReplayGemmShapesCold(r.shapes, runtime.GOMAXPROCS(0), 2, ops.ColdSpan())
+		cold, err := ops.ReplayGemmShapesCold(r.shapes, runtime.GOMAXPROCS(0), 2, ops.ColdSpan(runtime.GOMAXPROCS(0)))
 		if err != nil {
 			fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 			return 1
