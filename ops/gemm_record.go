@@ -299,9 +299,10 @@ func (sh shapeShare) prepare() []replayRun {
 		if c.s.Float64 {
 			need = &need64
 		}
-		need[0] = max(need[0], elems(c.s.TransA, c.s.M, c.s.K, c.s.LDA))
-		need[1] = max(need[1], elems(c.s.TransB, c.s.K, c.s.N, c.s.LDB))
-		need[2] = max(need[2], elems(false, c.s.M, c.s.N, c.s.LDC))
+		n := c.s.operandElems()
+		for r := range need {
+			need[r] = max(need[r], n[r])
+		}
 	}
 	a32, b32, c32 := replayOperands[float32](need32)
 	a64, b64, c64 := replayOperands[float64](need64)

@@ -1,6 +1,10 @@
 package ops
 
-import "time"
+import (
+	"time"
+
+	"github.com/pkg/errors"
+)
 
 // ReplayGemmShapesCold is ReplayGemmShapes with every operand out of
 // cache. Each goroutine takes each product's a, b and c from the next
@@ -16,6 +20,9 @@ import "time"
 // Each goroutine's buffers are allocated and filled before the clock
 // starts (some 3·span bytes each).
 func ReplayGemmShapesCold(shapes GemmShapes, goroutines, rounds, span int) (time.Duration, error) {
+	if span < 1 {
+		return 0, errors.Errorf("replay gemm shapes cold: span %d bytes must be >= 1 (ops.ColdSpan gives one that leaves the last-level cache cold)", span)
+	}
 	return replayShapes("replay gemm shapes cold", shapes, goroutines, rounds, func(sh shapeShare) []replayRun {
 		return sh.prepareCold(span)
 	})

@@ -81,7 +81,8 @@ func TestColdProductTakesSuccessivePlaces(t *testing.T) {
 }
 
 // The cold replay runs on one and more goroutines, with float32 and
-// float64 shapes mixed, and refuses what the warm one refuses.
+// float64 shapes mixed, and refuses what the warm one refuses and a span
+// of nothing.
 func TestReplayGemmShapesCold(t *testing.T) {
 	shapes := GemmShapes{
 		{M: 64, N: 32, K: 16, LDA: 16, LDB: 32, LDC: 32}:                                          5,
@@ -91,6 +92,9 @@ func TestReplayGemmShapesCold(t *testing.T) {
 		if d, err := ReplayGemmShapesCold(shapes, g, 2, 1<<20); err != nil || d <= 0 {
 			t.Errorf("cold replay on %d goroutines: %v, %v", g, d, err)
 		}
+	}
+	if _, err := ReplayGemmShapesCold(shapes, 1, 1, 0); err == nil || !strings.Contains(err.Error(), "span 0") {
+		t.Errorf("a span of 0 gave %v", err)
 	}
 	bad := GemmShape{M: 64, N: 32, K: 16, LDA: 8, LDB: 32, LDC: 32}
 	if _, err := ReplayGemmShapesCold(GemmShapes{bad: 1}, 1, 1, 1<<20); err == nil || !strings.Contains(err.Error(), "replay gemm shapes cold") {
