@@ -293,7 +293,17 @@ type replayRun struct {
 // large as its largest shape needs, per element type) and runs each shape
 // once.
 func (sh shapeShare) prepare() []replayRun {
-	var need32, need64 [3]int
+	need32, need64 := sh.operandNeeds()
+	a32, b32, c32 := replayOperands[float32](need32)
+	a64, b64, c64 := replayOperands[float64](need64)
+	return sh.ready(
+		func(s GemmShape) func() { return replayProduct(s, a32, b32, c32) },
+		func(s GemmShape) func() { return replayProduct(s, a64, b64, c64) })
+}
+
+// operandNeeds is, per element type, the length of a, b and c the share's
+// largest shapes need.
+func (sh shapeShare) operandNeeds() (need32, need64 [3]int) {
 	for _, c := range sh {
 		need := &need32
 		if c.s.Float64 {
@@ -304,17 +314,19 @@ func (sh shapeShare) prepare() []replayRun {
 			need[r] = max(need[r], n[r])
 		}
 	}
-	a32, b32, c32 := replayOperands[float32](need32)
-	a64, b64, c64 := replayOperands[float64](need64)
+	return need32, need64
+}
+
+// ready makes each of the share's shapes a product through product32 or
+// product64, by its element type, and runs each once.
+func (sh shapeShare) ready(product32, product64 func(GemmShape) func()) []replayRun {
 	runs := make([]replayRun, 0, len(sh))
 	for _, c := range sh {
-		s := c.s
-		var run func()
-		if s.Float64 {
-			run = replayProduct(s, a64, b64, c64)
-		} else {
-			run = replayProduct(s, a32, b32, c32)
+		product := product32
+		if c.s.Float64 {
+			product = product64
 		}
+		run := product(c.s)
 		run()
 		runs = append(runs, replayRun{run, c.n})
 	}

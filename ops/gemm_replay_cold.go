@@ -32,30 +32,9 @@ func ReplayGemmShapesCold(shapes GemmShapes, goroutines, rounds, span int) (time
 // buffers of at least span bytes per role (per element type present), and
 // runs each shape once.
 func (sh shapeShare) prepareCold(span int) []replayRun {
-	var need32, need64 [3]int
-	for _, c := range sh {
-		need := &need32
-		if c.s.Float64 {
-			need = &need64
-		}
-		n := c.s.operandElems()
-		for r := range need {
-			need[r] = max(need[r], n[r])
-		}
-	}
+	need32, need64 := sh.operandNeeds()
 	p32, p64 := newColdPools[float32](need32, span/4), newColdPools[float64](need64, span/8)
-	runs := make([]replayRun, 0, len(sh))
-	for _, c := range sh {
-		var run func()
-		if c.s.Float64 {
-			run = p64.product(c.s)
-		} else {
-			run = p32.product(c.s)
-		}
-		run()
-		runs = append(runs, replayRun{run, c.n})
-	}
-	return runs
+	return sh.ready(p32.product, p64.product)
 }
 
 // operandElems is the length of each of a, b and c for one product of s.
