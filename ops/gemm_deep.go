@@ -19,9 +19,16 @@ func deepRowBlock(m, n int) int { return smallKernelRows(m*n, 64) }
 // weightGrad computes dw = xᵀ·dy [din, dout] for x [rows, din] and dy
 // [rows, dout], both packed: a layer's weight gradient, its output columns
 // split over the workers and each column's sums in deepRowBlock's blocks of
-// the whole output, so the split does not change them.
+// the whole output, so the split does not change them. A gradient the
+// blocks leave whole (every d_model 256 layer's) over at least
+// weightGradHalfRows rows is summed in two halves of the rows instead
+// (weightGradHalves).
 func weightGrad[T floats](dw, x []T, din int, dy []T, dout, rows int) {
 	blk := deepRowBlock(din, dout)
+	if blk == 0 && rows >= weightGradHalfRows {
+		weightGradHalves(dw, x, din, dy, dout, rows)
+		return
+	}
 	parallelRanges(dout, func(_, lo, hi int) {
 		gemmDeep(blk, din, hi-lo, rows, x, din, dy[lo:], dout, 0, dw[lo:], dout)
 	})
@@ -44,4 +51,38 @@ func gemmDeep[T floats](blk, m, n, k int, a []T, lda int, b []T, ldb int, beta T
 		gemm(true, false, m, n, min(step, k-r), 1, a[r*lda:], lda, b[r*ldb:], ldb, beta, c, ldc)
 		beta = 1
 	}
+}
+
+// weightGradHalfRows is the fewest rows over which weightGrad sums a whole
+// weight gradient in two halves: 2,048, the fewest measured to gain (one
+// shard's rows at d_model 256, 1,024 tokens, batch 4 over two shards).
+const weightGradHalfRows = 2048
+
+// weightGradHalves computes dw = xᵀ·dy as the sum of the two halves of the
+// rows, dw = x[:h]ᵀ·dy[:h] + x[h:]ᵀ·dy[h:] with h = rows/2: the first half
+// into dw, the second into a scratch added to it after. On two cores each
+// half runs on one, reading half of x and half of dy, where splitting dw's
+// columns had each core read all of x: the (SM)3 AM and (SH)3 AH training
+// steps at d_model 256 on two cores ran 2.4% and 1.9% faster, one core's
+// the same (docs/performance.md, "Weight gradients in two halves of the
+// rows"). With more workers each half's columns are split over its share
+// of them. The halves are fixed by rows alone and each element of a half is
+// one product's sum over that half's rows, so dw does not depend on the
+// worker count; it differs in the last bits from the sum over all rows at
+// once.
+func weightGradHalves[T floats](dw, x []T, din int, dy []T, dout, rows int) {
+	h := rows / 2
+	part := scratchUninit[T](din * dout) // written whole by its half's products (beta 0)
+	defer releaseScratch(part)
+	per := max(1, workerCount(2*dout)/2) // column ranges per half
+	parallelFor(2*per, func(i int) {
+		half, r := i/per, i%per
+		lo, hi := r*dout/per, (r+1)*dout/per
+		r0, r1, c := 0, h, dw
+		if half == 1 {
+			r0, r1, c = h, rows, part
+		}
+		gemm(true, false, din, hi-lo, r1-r0, 1, x[r0*din:], din, dy[r0*dout+lo:], dout, 0, c[lo:], dout)
+	})
+	parallelRanges(din*dout, func(_, lo, hi int) { addVec(dw[lo:hi], dw[lo:hi], part[lo:hi]) })
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 )
 
@@ -63,6 +64,63 @@ func TestGemmDeepColumnSplitSameBits(t *testing.T) {
 		for i := range whole {
 			if math.Float32bits(whole[i]) != math.Float32bits(split[i]) {
 				t.Fatalf("blk %d, %d column parts: element %d is %v, unsplit %v", blk, parts, i, split[i], whole[i])
+			}
+		}
+	}
+}
+
+// weightGradHalves sums the two halves of the rows: its dw has the bits of
+// x[:h]ᵀ·dy[:h] + x[h:]ᵀ·dy[h:] computed one after the other (h = rows/2,
+// an odd row count included), the same bits at 1 to 4 workers (each
+// half's columns split over a share of them), and every element within
+// float32's rounding of the float64 sum over all rows.
+func TestWeightGradHalvesIsTheSumOfItsHalves(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewSource(8))
+	din, dout, rows := 9, 13, 11
+	x, dy := normalFloat32s(r, rows*din), normalFloat32s(r, rows*dout)
+	h := rows / 2
+	first, second := make([]float32, din*dout), make([]float32, din*dout)
+	gemm(true, false, din, dout, h, 1, x, din, dy, dout, 0, first, dout)
+	gemm(true, false, din, dout, rows-h, 1, x[h*din:], din, dy[h*dout:], dout, 0, second, dout)
+	for procs := 1; procs <= 4; procs++ {
+		runtime.GOMAXPROCS(procs)
+		got := normalFloat32s(r, din*dout) // overwritten whole
+		weightGradHalves(got, x, din, dy, dout, rows)
+		for i := range got {
+			if want := first[i] + second[i]; math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("GOMAXPROCS %d: dw[%d] = %v, the halves' sum %v", procs, i, got[i], want)
+			}
+		}
+		term := func(i, j, q int) float64 { return float64(x[q*din+i]) * float64(dy[q*dout+j]) }
+		checkGemmResult(t, fmt.Sprintf("GOMAXPROCS %d", procs), got, make([]float32, din*dout), din, dout, rows, dout, 0, term)
+	}
+}
+
+// weightGrad takes the halves for a gradient the row blocks leave whole
+// once it has weightGradHalfRows rows, and runs it as one product below
+// that: the bits of weightGradHalves at 2,048 rows, of one gemm at 2,047.
+// A 128 × 130 output is past OpenBLAS's small kernels at 64-row blocks, so
+// it runs whole in every build.
+func TestWeightGradTakesHalvesFromItsRowCount(t *testing.T) {
+	din, dout := 128, 130
+	if blk := deepRowBlock(din, dout); blk != 0 {
+		t.Fatalf("a %d × %d output runs in blocks of %d rows; the case needs a whole product", din, dout, blk)
+	}
+	r := rand.New(rand.NewSource(9))
+	for _, rows := range []int{weightGradHalfRows - 1, weightGradHalfRows} {
+		x, dy := normalFloat32s(r, rows*din), normalFloat32s(r, rows*dout)
+		want := make([]float32, din*dout)
+		if rows >= weightGradHalfRows {
+			weightGradHalves(want, x, din, dy, dout, rows)
+		} else {
+			gemm(true, false, din, dout, rows, 1, x, din, dy, dout, 0, want, dout)
+		}
+		got := make([]float32, din*dout)
+		weightGrad(got, x, din, dy, dout, rows)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d rows: dw[%d] = %v, want %v", rows, i, got[i], want[i])
 			}
 		}
 	}
