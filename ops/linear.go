@@ -11,8 +11,9 @@ import (
 // as one fused op over the flattened rows, so a [b,t,d] activation needs no
 // reshape, and it calls gemm on the BLAS Gorgonia uses. Rows are split across
 // workers in the forward pass and dx; dw is split by output columns, each
-// element summed over the rows in blocks fixed by dw's shape (gemmDeep)
-// whatever the split; results repeat to the bit.
+// element summed over the rows in blocks fixed by dw's shape (gemmDeep), or
+// over two fixed halves of the rows when it runs as one product
+// (weightGradHalves), whatever the split; results repeat to the bit.
 func Linear(x, w *G.Node) (*G.Node, error) {
 	xs, ws := x.Shape(), w.Shape()
 	if xs.Dims() < 1 || ws.Dims() != 2 || ws[0] != xs[xs.Dims()-1] {
@@ -72,7 +73,8 @@ func linearBackward[T floats](d [][]T, dy []T, in [][]T, k linearKernel) {
 	rows := k.rows()
 	// dx = dy wᵀ, by rows.
 	gemmTall(true, rows, k.din, k.dout, dy, k.dout, w, k.dout, 0, d[0], k.din)
-	// dw = xᵀ dy, by output columns (in blocks of rows where that is faster).
+	// dw = xᵀ dy, by output columns (in blocks of rows where that is faster,
+	// or in two halves of the rows: weightGrad).
 	weightGrad(d[1], x, k.din, dy, k.dout, rows)
 }
 

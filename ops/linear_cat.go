@@ -124,7 +124,7 @@ func linearCatBackward[T floats](d [][]T, dy []T, in [][]T, k linearCatKernel) {
 	defer releaseScratch(w)
 	// dx = dy wᵀ, by rows: one product over all the outputs.
 	gemmTall(true, rows, k.din, n, dy, n, w, n, 0, d[0], k.din)
-	// dw = xᵀ dy side by side, by output columns, then copied out.
+	// dw = xᵀ dy side by side (weightGrad), then copied out.
 	dw := scratchUninit[T](k.din * n)
 	defer releaseScratch(dw)
 	weightGrad(dw, x, k.din, dy, n, rows)
