@@ -211,6 +211,11 @@ func elems(trans bool, rows, cols, ld int) int {
 	return (rows-1)*ld + cols
 }
 
+// operandElems is the length of each of a, b and c for one product of s.
+func (s GemmShape) operandElems() [3]int {
+	return [3]int{elems(s.TransA, s.M, s.K, s.LDA), elems(s.TransB, s.K, s.N, s.LDB), elems(false, s.M, s.N, s.LDC)}
+}
+
 // shapeShare is one goroutine's part of a replay: how many products of
 // each shape, largest first.
 type shapeShare []shapeCount

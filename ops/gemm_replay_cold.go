@@ -37,11 +37,6 @@ func (sh shapeShare) prepareCold(span int) []replayRun {
 	return sh.ready(p32.product, p64.product)
 }
 
-// operandElems is the length of each of a, b and c for one product of s.
-func (s GemmShape) operandElems() [3]int {
-	return [3]int{elems(s.TransA, s.M, s.K, s.LDA), elems(s.TransB, s.K, s.N, s.LDB), elems(false, s.M, s.N, s.LDC)}
-}
-
 // coldPools are one goroutine's buffers for a, b and c of one element type,
 // and where the next product takes each from.
 type coldPools[T floats] struct {
