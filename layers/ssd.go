@@ -144,6 +144,22 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	c := l.cfg
 	h, g, n := c.Heads, c.Groups, c.DState
 	X := linear(b, x, l.wx)
+	in := ops.SSDInputs{A: decay(b, l.aLog)}
+	if c.D {
+		in.D = b.Node(l.d)
+	}
+	if !c.Conv && st == nil {
+		// Training and evaluation: B, C and dt taken apart, rotated and
+		// made positive in one node (ops.SSDNarrow), the same values.
+		var rope *ops.RopeConfig
+		if c.Rope {
+			rope = &l.rope
+		}
+		all := b.Must(ops.LinearCat(x, b.Node(l.wb), b.Node(l.wc), b.Node(l.wdt)))
+		in.X = b.Reshape(X, bs, t, h, l.p)
+		in.Narrow = b.Must(ops.SSDNarrow(all, b.Node(l.dtBias), g, n, rope))
+		return linear(b, b.Reshape(ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n), bs, t, h*l.p), l.wout)
+	}
 	B, C, dt := narrowProjections(b, x, l.wb, l.wc, l.wdt, l.dtBias)
 	if c.Conv {
 		X = causalConv(b, st, "conv_x", X, l.convX, c.ConvKernel)
@@ -155,16 +171,9 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 		r := ropeAt(l.rope, st)
 		B, C = b.Must(ops.Rope(B, r)), b.Must(ops.Rope(C, r))
 	}
-	in := ops.SSDInputs{
-		X:  b.Reshape(X, bs, t, h, l.p), // [b,t,h,p]
-		DT: dt,                          // [b,t,h]
-		A:  decay(b, l.aLog),
-		B:  B, // [b,t,g,n]: the scan reads head i's group i/(h/g)
-		C:  C,
-	}
-	if c.D {
-		in.D = b.Node(l.d)
-	}
+	in.X = b.Reshape(X, bs, t, h, l.p) // [b,t,h,p]
+	in.DT = dt                         // [b,t,h]
+	in.B, in.C = B, C                  // [b,t,g,n]: the scan reads head i's group i/(h/g)
 	y := ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n)
 	return linear(b, b.Reshape(y, bs, t, h*l.p), l.wout)
 }

@@ -29,6 +29,7 @@ var Catalog = []OpInfo{
 	{"linear_cat", "x [W_1 | W_2 | …], several projections of x in one product (SSD's B, C, dt)"},
 	{"columns", "x's columns [lo, hi) along the last axis, one part of linear_cat"},
 	{"add_bias", "x + b along the last axis (SSD dt_bias)"},
+	{"ssd_narrow", "SSD's B, C (RoPE) and dt = softplus(· + dt_bias) taken from linear_cat in one pass (WM listing 4)"},
 	{"repeat_heads", "B, C groups repeated to heads (WM listing 4)"},
 	{"doge_bias", "exp(A * softplus(dt)), the doge dynamic mask"},
 	{"topk_gates", "softmax router kept at the top-k experts (DeepSeekMoE eq. 4-5)"},

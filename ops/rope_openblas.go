@@ -23,8 +23,9 @@ package ops
 	                                      ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t t, ptrdiff_t h, ptrdiff_t d,  \
 	                                      double sign) {                                                    \
 		const ptrdiff_t half = d / 2;                                                                   \
-		for (ptrdiff_t bt = lo; bt < hi; bt++) {                                                        \
-			const double *cs = cos + (bt % t) * half, *sn = sin + (bt % t) * half;                      \
+		ptrdiff_t pos = lo % t;                                                                         \
+		for (ptrdiff_t bt = lo; bt < hi; bt++, pos = pos + 1 == t ? 0 : pos + 1) {                      \
+			const double *cs = cos + pos * half, *sn = sin + pos * half;                                \
 			for (ptrdiff_t hh = 0; hh < h; hh++) {                                                      \
 				const float *xv = x + (bt * h + hh) * d;                                                \
 				float *dv = dst + (bt * h + hh) * d;                                                    \

@@ -22,7 +22,7 @@ func TestRopeRowsMatchGo(t *testing.T) {
 		}
 		cos, sin := DefaultRope().tables(c.t, c.d)
 		for _, sign := range []float64{1, -1} {
-			for _, span := range [][2]int{{0, c.b * c.t}, {1, c.b*c.t - 1}} {
+			for _, span := range [][2]int{{0, c.b * c.t}, {1, c.b*c.t - 1}, {c.t + 2, c.b * c.t}} { // the last from inside a later row
 				if span[1] <= span[0] {
 					continue
 				}

@@ -16,9 +16,14 @@ import (
 // the first token (nil = zeros). Heads that share a group share the chunks'
 // C Bᵀ and run their state products (C Hᵀ, Wᵀ B and their gradients) as one
 // product per chunk (ssdUnit).
+//
+// Narrow, when set, is SSDNarrow's result and stands for DT, B and C, which
+// are then nil: the scan reads the three from that one vector, and its
+// gradient goes back through SSDNarrow in one node.
 type SSDInputs struct {
 	X, DT, A, B, C *G.Node
 	D, H0          *G.Node
+	Narrow         *G.Node
 }
 
 // SSD computes y [b,t,h,p] of the recurrence
@@ -62,6 +67,9 @@ const (
 )
 
 func ssdApply(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
+	if in.Narrow != nil {
+		return ssdApplyNarrow(in, chunkLen, out)
+	}
 	if in.X == nil || in.DT == nil || in.A == nil || in.B == nil || in.C == nil {
 		return nil, errors.New("ssd: x, dt, A, B and C are required")
 	}
@@ -74,22 +82,45 @@ func ssdApply(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
 	if bs.Dims() != 4 || bs[0] != b || bs[1] != t || bs[2] < 1 || h%bs[2] != 0 {
 		return nil, errors.Errorf("ssd: B must be [b,t,g,n] = [%d,%d,g,n] with g dividing h = %d, got %v", b, t, h, bs)
 	}
-	n := bs[3]
-	k := ssdKernel{b: b, t: t, h: h, g: bs[2], p: p, n: n, chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil, out: out,
-		saved: &ssdSaved{}}
-	if chunkLen < 1 {
-		return nil, errors.Errorf("ssd: chunk_len must be >= 1, got %d", chunkLen)
+	k := ssdKernel{b: b, t: t, h: h, g: bs[2], p: p, n: bs[3], chunk: chunkLen, hasD: in.D != nil, hasH0: in.H0 != nil,
+		out: out, saved: &ssdSaved{}}
+	return applySSD(k, in, []*G.Node{in.X, in.DT, in.A, in.B, in.C}, []string{"x", "dt", "A", "B", "C"}, xs, bs)
+}
+
+// ssdApplyNarrow is ssdApply for inputs whose dt, B and C are one
+// SSDNarrow vector.
+func ssdApplyNarrow(in SSDInputs, chunkLen int, out ssdOutput) (*G.Node, error) {
+	if in.DT != nil || in.B != nil || in.C != nil {
+		return nil, errors.New("ssd: Narrow stands for dt, B and C, which must then be nil")
 	}
-	nodes := []*G.Node{in.X, in.DT, in.A, in.B, in.C}
+	if in.X == nil || in.A == nil {
+		return nil, errors.New("ssd: x and A are required")
+	}
+	nk, ok := narrowKernelOf(in.Narrow)
+	if !ok {
+		return nil, errors.Errorf("ssd: Narrow (%s) must be SSDNarrow's result", in.Narrow.Name())
+	}
+	xs := in.X.Shape()
+	if xs.Dims() != 4 || xs[0] != nk.b || xs[1] != nk.t || xs[2] != nk.h || nk.h%nk.g != 0 {
+		return nil, errors.Errorf("ssd: x must be [b,t,h,p] = [%d,%d,%d,p] for Narrow's b, t and h (h a multiple of its %d groups), got %v",
+			nk.b, nk.t, nk.h, nk.g, xs)
+	}
+	k := ssdKernel{b: nk.b, t: nk.t, h: nk.h, g: nk.g, p: xs[3], n: nk.n, chunk: chunkLen, hasD: in.D != nil,
+		hasH0: in.H0 != nil, narrow: true, out: out, saved: &ssdSaved{}}
+	return applySSD(k, in, []*G.Node{in.X, in.Narrow, in.A}, []string{"x", "Narrow", "A"}, xs, nk.bcShape())
+}
+
+// applySSD checks the optional inputs and every input's shape against k's,
+// then applies k; nodes and names are the required inputs.
+func applySSD(k ssdKernel, in SSDInputs, nodes []*G.Node, names []string, xs, bs tensor.Shape) (*G.Node, error) {
+	if k.chunk < 1 {
+		return nil, errors.Errorf("ssd: chunk_len must be >= 1, got %d", k.chunk)
+	}
 	if in.D != nil {
-		nodes = append(nodes, in.D)
+		nodes, names = append(nodes, in.D), append(names, "D")
 	}
 	if in.H0 != nil {
-		nodes = append(nodes, in.H0)
-	}
-	names := []string{"x", "dt", "A", "B", "C", "D", "H0"}
-	if !k.hasD {
-		names = append(names[:5], "H0")
+		nodes, names = append(nodes, in.H0), append(names, "H0")
 	}
 	for i, s := range k.inShapes() {
 		if !nodes[i].Shape().Eq(s) {
@@ -105,7 +136,9 @@ type ssdKernel struct {
 	g             int // groups of B and C
 	chunk         int
 	hasD, hasH0   bool
-	out           ssdOutput
+	// narrow: dt, B and C come as one SSDNarrow vector, [B | C | dt].
+	narrow bool
+	out    ssdOutput
 	// blocks is the number of units each group of heads is split into for
 	// one pass (withUnits; not an attribute: it is no part of the result's
 	// definition).
@@ -163,10 +196,13 @@ func statesBuffer[T floats](k ssdKernel, a ssdArgs[T]) []T {
 
 func (k ssdKernel) name() string { return "ssd" }
 func (k ssdKernel) attrs() string {
-	return fmt.Sprintf("chunk=%d,groups=%d,D=%v,H0=%v,out=%d", k.chunk, k.g, k.hasD, k.hasH0, k.out)
+	return fmt.Sprintf("chunk=%d,groups=%d,D=%v,H0=%v,narrow=%v,out=%d", k.chunk, k.g, k.hasD, k.hasH0, k.narrow, k.out)
 }
 func (k ssdKernel) inShapes() []tensor.Shape {
 	s := []tensor.Shape{{k.b, k.t, k.h, k.p}, {k.b, k.t, k.h}, {k.h}, {k.b, k.t, k.g, k.n}, {k.b, k.t, k.g, k.n}}
+	if k.narrow {
+		s = []tensor.Shape{s[0], {k.b * k.t * (2*k.g*k.n + k.h)}, s[2]}
+	}
 	if k.hasD {
 		s = append(s, tensor.Shape{k.h})
 	}
@@ -199,9 +235,19 @@ type ssdArgs[T floats] struct{ x, dt, A, B, C, D, H0 []T }
 func (k ssdKernel) args32(in []any) ssdArgs[float32] { return ssdUnpack(k, as[float32](in)) }
 func (k ssdKernel) args64(in []any) ssdArgs[float64] { return ssdUnpack(k, as[float64](in)) }
 
+// ssdUnpack names the kernel's inputs (or their gradients: the same
+// layout), taking dt, B and C out of the narrow vector when there is one.
 func ssdUnpack[T floats](k ssdKernel, in [][]T) ssdArgs[T] {
-	a := ssdArgs[T]{x: in[0], dt: in[1], A: in[2], B: in[3], C: in[4]}
+	var a ssdArgs[T]
 	i := 5
+	if k.narrow {
+		s := k.b * k.t * k.g * k.n
+		v := in[1]
+		a = ssdArgs[T]{x: in[0], dt: v[2*s:], A: in[2], B: v[:s], C: v[s : 2*s]}
+		i = 3
+	} else {
+		a = ssdArgs[T]{x: in[0], dt: in[1], A: in[2], B: in[3], C: in[4]}
+	}
 	if k.hasD {
 		a.D = in[i]
 		i++
