@@ -8,8 +8,8 @@ import (
 )
 
 // Only graphs that take the gradient keep a routed MoE's expert
-// activations, SwiGLU's x W1 and x W3 or CDMoE's shared activations after a
-// forward; an evaluation
+// activations, SwiGLU's x W1 and x W3, CDMoE's shared activations or SSD's
+// chunk states after a forward; an evaluation
 // graph hands them back to the pools when its forward is done, and
 // ReleaseBuffers drops what a training graph kept.
 func TestMoEsSaveOnlyForGradient(t *testing.T) {
@@ -26,6 +26,9 @@ func TestMoEsSaveOnlyForGradient(t *testing.T) {
 		{"cdmoe", cdmoeFDInputs(2, 3, 6, 5, 2, 3, 2),
 			func(in []*G.Node) (*G.Node, error) { return cdmoeFromNodes(in, CDMoEConfig{Heads: 2, K: 2}) },
 			func(y *G.Node) bool { return y.Op().(fusedOp).k.(cdmoeKernel).saved.act != nil }},
+		{"ssd", ssdFDInputs(ssdEdgeCases[0], ssdEdgeCases[0].h),
+			func(n []*G.Node) (*G.Node, error) { return ssdFromNodes(ssdEdgeCases[0], n, "y", false) },
+			func(y *G.Node) bool { return y.Op().(fusedOp).k.(ssdKernel).saved.states != nil }},
 	} {
 		for _, withGrad := range []bool{false, true} {
 			g := G.NewGraph()

@@ -151,16 +151,27 @@ type ssdKernel struct {
 // ssdSaved is the state entering every chunk of every (batch, head),
 // [b, nChunks+1, h, p, n] with the final state last, from the forward for
 // its backward in the same run (which otherwise runs the state passing
-// again), for the same x, dt and B (forwardSave).
+// again), for the same x, dt and B (forwardSave). It is kept only when the
+// graph takes the op's gradient (wanted, set by SymDiff): an evaluation
+// forward copies no states.
 type ssdSaved struct {
 	forwardSave
+	wanted bool
 	states any // []float32 or []float64
 }
 
-// releaseSaved is called by ReleaseBuffers.
+// gradientWanted is called when the graph takes the op's gradient.
+func (k ssdKernel) gradientWanted() {
+	if k.saved != nil {
+		k.saved.wanted = true
+	}
+}
+
+// releaseSaved is called by ReleaseBuffers. It keeps wanted: the graph
+// still takes the gradient.
 func (k ssdKernel) releaseSaved() {
 	if k.saved != nil {
-		*k.saved = ssdSaved{}
+		*k.saved = ssdSaved{wanted: k.saved.wanted}
 	}
 }
 
@@ -178,10 +189,11 @@ func savedStates[T floats](k ssdKernel, a ssdArgs[T]) []T {
 	return s
 }
 
-// statesBuffer is where the forward writes its states, kept from run to run.
+// statesBuffer is where the forward writes its states, kept from run to
+// run, or nil when no backward will take them.
 func statesBuffer[T floats](k ssdKernel, a ssdArgs[T]) []T {
 	sv := k.saved
-	if sv == nil {
+	if sv == nil || !sv.wanted {
 		return nil
 	}
 	n := k.b * k.h * (k.chunks() + 1) * k.p * k.n

@@ -96,13 +96,14 @@ func narrowData(r *rand.Rand, c narrowCase) [][]float64 {
 
 // SSDNarrow gives the scan the values and gradients of the seven nodes it
 // replaces, to the bit, in float32 and float64, with RoPE and without, with
-// one group and with two; the scan's output and the gradients of all,
-// dt_bias, x and A are compared.
+// one group and with two, and with one batch row of one group, which the
+// scan splits into units of heads under GOMAXPROCS >= 2 (partial dB and dC);
+// the scan's output and the gradients of all, dt_bias, x and A are compared.
 func TestSSDNarrowMatchesNodes(t *testing.T) {
 	r := rand.New(rand.NewSource(31))
 	rope := DefaultRope()
 	names := []string{"y", "d all", "d dt_bias", "d x", "d A"}
-	for _, c := range []narrowCase{{2, 7, 2, 3, 1, 4}, {1, 9, 4, 2, 2, 6}} {
+	for _, c := range []narrowCase{{2, 7, 2, 3, 1, 4}, {1, 9, 4, 2, 2, 6}, {1, 8, 4, 2, 1, 4}} {
 		data := narrowData(r, c)
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 			for _, rp := range []*RopeConfig{nil, &rope} {

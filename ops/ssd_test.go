@@ -238,14 +238,17 @@ func TestSSDRejectsBadShapes(t *testing.T) {
 
 // The backward that takes the chunk states its forward saved gives the same
 // gradients, to the bit, as one that passes the states again; a save for
-// other inputs is not used, and a save is used once.
+// other inputs is not used, and a save is used once. A forward whose
+// gradient is not wanted saves nothing.
 func TestSSDBackwardFromSave(t *testing.T) {
 	for i, c := range ssdEdgeCases {
 		for _, out := range []ssdOutput{ssdOutY, ssdOutState} {
 			d, other := c.draw(int64(40+i)), c.draw(int64(80+i))
 			newK := func() ssdKernel {
-				return ssdKernel{b: c.b, t: c.t, h: c.h, g: c.h, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, hasH0: c.withH0,
+				k := ssdKernel{b: c.b, t: c.t, h: c.h, g: c.h, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, hasH0: c.withH0,
 					out: out, saved: &ssdSaved{}}
+				k.gradientWanted()
+				return k
 			}
 			k0 := newK()
 			inputs := func(d ssdData) []any {
@@ -276,6 +279,12 @@ func TestSSDBackwardFromSave(t *testing.T) {
 			stale := newK()
 			forward(stale, inputs(other))
 			assertSame(t, fmt.Sprintf("%v out=%d with a save for other inputs", c, out), grads(stale, inputs(d)), want)
+			eval := newK()
+			eval.saved.wanted = false
+			forward(eval, inputs(d))
+			if eval.saved.fresh || eval.saved.states != nil {
+				t.Errorf("%v out=%d: a forward whose gradient is not wanted kept its states", c, out)
+			}
 		}
 	}
 }
