@@ -156,24 +156,23 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 			rope = &l.rope
 		}
 		all := b.Must(ops.LinearCat(x, b.Node(l.wb), b.Node(l.wc), b.Node(l.wdt)))
-		in.X = b.Reshape(X, bs, t, h, l.p)
 		in.Narrow = b.Must(ops.SSDNarrow(all, b.Node(l.dtBias), g, n, rope))
-		return linear(b, b.Reshape(ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n), bs, t, h*l.p), l.wout)
-	}
-	B, C, dt := narrowProjections(b, x, l.wb, l.wc, l.wdt, l.dtBias)
-	if c.Conv {
-		X = causalConv(b, st, "conv_x", X, l.convX, c.ConvKernel)
-		B = causalConv(b, st, "conv_B", B, l.convB, c.ConvKernel)
-		C = causalConv(b, st, "conv_C", C, l.convC, c.ConvKernel)
-	}
-	B, C = b.Reshape(B, bs, t, g, n), b.Reshape(C, bs, t, g, n) // [b,t,g,n]
-	if c.Rope {
-		r := ropeAt(l.rope, st)
-		B, C = b.Must(ops.Rope(B, r)), b.Must(ops.Rope(C, r))
+	} else {
+		B, C, dt := narrowProjections(b, x, l.wb, l.wc, l.wdt, l.dtBias)
+		if c.Conv {
+			X = causalConv(b, st, "conv_x", X, l.convX, c.ConvKernel)
+			B = causalConv(b, st, "conv_B", B, l.convB, c.ConvKernel)
+			C = causalConv(b, st, "conv_C", C, l.convC, c.ConvKernel)
+		}
+		B, C = b.Reshape(B, bs, t, g, n), b.Reshape(C, bs, t, g, n) // [b,t,g,n]
+		if c.Rope {
+			r := ropeAt(l.rope, st)
+			B, C = b.Must(ops.Rope(B, r)), b.Must(ops.Rope(C, r))
+		}
+		in.DT = dt        // [b,t,h]
+		in.B, in.C = B, C // [b,t,g,n]: the scan reads head i's group i/(h/g)
 	}
 	in.X = b.Reshape(X, bs, t, h, l.p) // [b,t,h,p]
-	in.DT = dt                         // [b,t,h]
-	in.B, in.C = B, C                  // [b,t,g,n]: the scan reads head i's group i/(h/g)
 	y := ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n)
 	return linear(b, b.Reshape(y, bs, t, h*l.p), l.wout)
 }

@@ -139,15 +139,14 @@ func ssdNarrowBackward[T floats](d [][]T, g []T, in [][]T, k ssdNarrowKernel) {
 	dAll, dBias := d[0], d[1]
 	rows, gn, w := k.b*k.t, k.g*k.n, k.width()
 	gB, gC, gdt := narrowParts(g, k)
-	work := scratchUninit[T](len(g)) // written whole below
+	work := scratchUninit[T](len(g)) // dt's part written whole below, B's and C's with RoPE
 	defer releaseScratch(work)
 	tB, tC, tdt := narrowParts(work, k)
 	if k.rope {
 		ropeApply(tB, gB, k.bcShape(), k.cfg, -1)
 		ropeApply(tC, gC, k.bcShape(), k.cfg, -1)
 	} else {
-		copy(tB, gB)
-		copy(tC, gC)
+		tB, tC = gB, gC // laid into the rows as they are
 	}
 	parallelRanges(rows, func(_, lo, hi int) { // dt's pre-activation again, all_dt + dt_bias
 		narrowSplit(nil, nil, tdt[lo*k.h:hi*k.h], all[lo*w:hi*w], bias, gn)
