@@ -127,11 +127,19 @@ func biasForward[T floats](y []T, in [][]T, n int) {
 
 func biasBackward[T floats](d [][]T, dy []T, n int) {
 	copy(d[0], dy)
-	for j := 0; j < n; j++ {
+	biasGradient(d[1][:n], dy)
+}
+
+// biasGradient sets db[j], the gradient of a bias added to every row of
+// dy [rows, len(db)], to column j's sum over the rows, in float64 and in
+// row order.
+func biasGradient[T floats](db, dy []T) {
+	n := len(db)
+	for j := range db {
 		var s float64
 		for i := j; i < len(dy); i += n {
 			s += float64(dy[i])
 		}
-		d[1][j] = T(s)
+		db[j] = T(s)
 	}
 }

@@ -132,8 +132,8 @@ func ssdNarrowForward[T floats](post []T, in [][]T, k ssdNarrowKernel) {
 // g = dL/d(post): B's and C's parts rotated back (RoPE's transpose is its
 // inverse) and dt's multiplied by sigmoid(all_dt + dt_bias), the softplus
 // derivative at the sum the forward formed, then laid into all's rows; the
-// bias gradient is each head's sum over the rows in float64, in row order,
-// as AddBias's backward sums it.
+// bias gradient is each head's sum over the rows in float64, in row order
+// (biasGradient, as AddBias's backward sums it).
 func ssdNarrowBackward[T floats](d [][]T, g []T, in [][]T, k ssdNarrowKernel) {
 	all, bias := in[0], in[1]
 	dAll, dBias := d[0], d[1]
@@ -155,13 +155,7 @@ func ssdNarrowBackward[T floats](d [][]T, g []T, in [][]T, k ssdNarrowKernel) {
 	parallelRanges(rows, func(_, lo, hi int) {
 		narrowJoin(dAll[lo*w:hi*w], tB[lo*gn:hi*gn], tC[lo*gn:hi*gn], tdt[lo*k.h:hi*k.h], gn)
 	})
-	for j := 0; j < k.h; j++ {
-		var s float64
-		for r := 0; r < rows; r++ {
-			s += float64(tdt[r*k.h+j])
-		}
-		dBias[j] = T(s)
-	}
+	biasGradient(dBias[:k.h], tdt)
 }
 
 // narrowSplit takes rows of all [rows, 2·gn+h] apart: B and C get their gn
