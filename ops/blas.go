@@ -37,9 +37,9 @@ func gemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b
 	if r := gemmRecording.Load(); r != nil {
 		var zero T
 		_, f64 := any(zero).(float64)
-		r.enterBLAS(GemmShape{Float64: f64, TransA: transA, TransB: transB, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0})
+		call := r.enterBLAS(GemmShape{Float64: f64, TransA: transA, TransB: transB, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0}, 1)
 		blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		r.leaveBLAS()
+		r.leaveBLAS(call)
 		return
 	}
 	blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

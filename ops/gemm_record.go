@@ -50,19 +50,55 @@ type gemmRecorder struct {
 	cores    int
 	last     time.Time
 	coreTime time.Duration
+	// over is the time more calls than cores were in flight.
+	over time.Duration
+	// sites, when RecordGemmSites records, sums each call's wall time by
+	// its stack (program counters, resolved to names at the end).
+	sites map[siteKey]GemmSiteTime
+}
+
+// siteKey is a call's shape and the return addresses on its stack, from
+// gemm's caller outwards.
+type siteKey struct {
+	shape GemmShape
+	pcs   [siteDepth]uintptr
+}
+
+// siteDepth is how many frames of a product's stack RecordGemmSites keeps.
+const siteDepth = 10
+
+// gemmCall is one BLAS call in flight, from enterBLAS to leaveBLAS.
+type gemmCall struct {
+	key   siteKey
+	start time.Time
 }
 
 // enterBLAS counts one product of shape s and its BLAS call as begun;
-// leaveBLAS counts the call as ended.
-func (r *gemmRecorder) enterBLAS(s GemmShape) {
+// leaveBLAS counts the call as ended. When sites are recorded, enterBLAS
+// takes the stack of gemm's caller (skip: the frames between enterBLAS
+// and that caller).
+func (r *gemmRecorder) enterBLAS(s GemmShape, skip int) gemmCall {
+	c := gemmCall{key: siteKey{shape: s}}
+	if r.sites != nil {
+		runtime.Callers(skip+2, c.key.pcs[:])
+	}
 	r.mu.Lock()
 	r.shapes[s]++
 	r.countCalls(1)
 	r.mu.Unlock()
+	c.start = time.Now()
+	return c
 }
 
-func (r *gemmRecorder) leaveBLAS() {
+func (r *gemmRecorder) leaveBLAS(c gemmCall) {
+	wall := time.Since(c.start)
 	r.mu.Lock()
+	if r.sites != nil {
+		t := r.sites[c.key]
+		t.Calls++
+		t.Wall += wall
+		r.sites[c.key] = t
+	}
 	r.countCalls(-1)
 	r.mu.Unlock()
 }
@@ -74,6 +110,9 @@ func (r *gemmRecorder) countCalls(delta int) {
 	now := time.Now()
 	if r.inFlight > 0 {
 		r.coreTime += time.Duration(min(r.inFlight, r.cores)) * now.Sub(r.last)
+	}
+	if r.inFlight > r.cores {
+		r.over += now.Sub(r.last)
 	}
 	r.last = now
 	r.inFlight += delta
@@ -101,6 +140,34 @@ type GemmRecording struct {
 	BLASTime time.Duration
 	// Wall is the time the work took, recording included.
 	Wall time.Duration
+	// Oversubscribed is the wall time during which more BLAS calls were
+	// in flight than the process has cores: the calls then share cores,
+	// and each one's own wall time (Sites) counts the time it waited.
+	Oversubscribed time.Duration
+	// Sites is filled by RecordGemmSites only: each call's wall time,
+	// summed by shape and by where in the ops it was asked for.
+	Sites map[GemmSite]GemmSiteTime
+}
+
+// GemmSite is one kind of product and where it was asked for. Caller names
+// the functions of this package on the call's stack, innermost first and
+// without gemm itself, as "gemmTallSerial < gemmTall < parallelRanges"
+// (type parameters and closure suffixes dropped, repeats folded). The
+// stack of a product run on a worker goroutine ends where that goroutine
+// began, so a layer's products split over workers name the helper that
+// split them (gemmTall: a linear layer's rows; weightGradHalves: a weight
+// gradient), and the rest name their op (attnBackward, ssdChunkOutput).
+type GemmSite struct {
+	Caller string
+	Shape  GemmShape
+}
+
+// GemmSiteTime is what a recording saw of one site: how many calls, and
+// their wall times summed, each from just before its BLAS call to just
+// after it (so packing copies and OpenBLAS's clearing of c count).
+type GemmSiteTime struct {
+	Calls int
+	Wall  time.Duration
 }
 
 // RecordGemm runs work and returns the products the fused ops asked gemm
@@ -109,7 +176,23 @@ type GemmRecording struct {
 // recording runs at a time; a second one started during the first is an
 // error.
 func RecordGemm(work func() error) (GemmRecording, error) {
+	return recordGemm(work, false)
+}
+
+// RecordGemmSites is RecordGemm that also sums each call's wall time by
+// its site (GemmRecording.Sites): which op asked for which products, and
+// how long they took where they ran. Taking every call's stack costs about
+// a microsecond a call outside its timed span, so the work's own Wall
+// grows by that much per product; BLASTime does not.
+func RecordGemmSites(work func() error) (GemmRecording, error) {
+	return recordGemm(work, true)
+}
+
+func recordGemm(work func() error, sites bool) (GemmRecording, error) {
 	r := &gemmRecorder{shapes: GemmShapes{}, cores: runtime.NumCPU()}
+	if sites {
+		r.sites = map[siteKey]GemmSiteTime{}
+	}
 	if !gemmRecording.CompareAndSwap(nil, r) {
 		return GemmRecording{}, errors.New("record gemm shapes: another recording is running")
 	}
@@ -119,7 +202,18 @@ func RecordGemm(work func() error) (GemmRecording, error) {
 	gemmRecording.Store(nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return GemmRecording{Shapes: r.shapes, BLASTime: r.coreTime, Wall: wall}, err
+	rec := GemmRecording{Shapes: r.shapes, BLASTime: r.coreTime, Wall: wall, Oversubscribed: r.over}
+	if sites {
+		rec.Sites = map[GemmSite]GemmSiteTime{}
+		for k, t := range r.sites {
+			site := GemmSite{Caller: siteCaller(k.pcs[:]), Shape: k.shape}
+			sum := rec.Sites[site]
+			sum.Calls += t.Calls
+			sum.Wall += t.Wall
+			rec.Sites[site] = sum
+		}
+	}
+	return rec, err
 }
 
 // RecordGemmShapes is RecordGemm's shapes alone.

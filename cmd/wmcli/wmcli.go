@@ -31,6 +31,7 @@ var commands = []struct{ name, help string }{
 	{"report", "rebuild tables and plots from saved results: wm report results"},
 	{"sweep", "an experiment as a Slurm job array (one task per arm and seed): wm sweep table1 --preset small --seeds 3 --out /shared/results [--slurm]"},
 	{"bench", "training/eval tokens/s and peak memory of patterns beside a PyTorch peer: wm bench [--sizes 64x256x8,256x1024x4] [--out docs/bench.md]"},
+	{"products", "a step's matrix products by the op that asked, timed in the step and replayed alone: wm products --pattern '(SM)3 AM' --d-model 256 --seq-len 1024 --batch 4 [--shards 2] [--eval]"},
 	{"findings", "judge the papers' claims against saved results: wm findings results [--out FILE]"},
 	{"export", "copy results without checkpoints (to commit or share): wm export results docs/results"},
 	{"serve", "watch and compare runs in a browser, live: wm serve results [--addr 127.0.0.1:8080]"},
@@ -83,6 +84,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBench(args[1:], stdout, stderr)
 	case "bench-one":
 		return runBenchOne(args[1:], stdout, stderr)
+	case "products":
+		return runProducts(args[1:], stdout, stderr)
 	case "findings":
 		return runFindings(args[1:], stdout, stderr)
 	case "export":

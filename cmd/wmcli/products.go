@@ -1,0 +1,133 @@
+package wmcli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
+	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
+)
+
+// runProducts is `wm products`: one step of a benchmark pattern, its
+// matrix products listed by the op that asked for them, each timed where
+// it ran against its replay alone with operands warm and out of cache
+// (train.MeasureProductSites), as a Markdown table on stdout.
+func runProducts(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wm products", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pattern := fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)3 AM\" (required)")
+	d, t := fs.Int("d-model", 64, "model width"), fs.Int("seq-len", 256, "tokens per sequence")
+	b := fs.Int("batch", 8, "sequences per step")
+	experts := fs.Int("experts", 1024, "CDMoE experts (patterns with E)")
+	shards := fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)")
+	eval := fs.Bool("eval", false, "record evaluation forwards instead of training steps")
+	warm := fs.Int("warm", 3, "untimed steps first")
+	steps := fs.Int("steps", 4, "steps recorded")
+	top := fs.Int("top", 30, "rows printed, the largest losses first (0: all)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *pattern == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "wm products: give --pattern and no other arguments, e.g. wm products --pattern '(SM)3 AM' --d-model 256 --seq-len 1024 --batch 4 --shards 2")
+		return 2
+	}
+	for _, c := range []struct {
+		flag string
+		v    int
+		ok   bool
+	}{{"--steps", *steps, *steps >= 1}, {"--warm", *warm, *warm >= 0}, {"--top", *top, *top >= 0}, {"--batch", *b, *b >= 1},
+		{"--seq-len", *t, *t >= 1}, {"--shards", *shards, *shards >= 1 && *b%max(*shards, 1) == 0}} {
+		if !c.ok {
+			fmt.Fprintf(stderr, "wm products: %s %d: steps must be >= 1, warm and top >= 0, batch and seq-len >= 1, and shards must divide the batch (%d)\n", c.flag, c.v, *b)
+			return 2
+		}
+	}
+	cfg := benchConfig(*pattern, *d, *t, *experts)
+	if _, err := graph.New(cfg); err != nil {
+		fmt.Fprintf(stderr, "wm products: %v\n", err)
+		return 2
+	}
+	path := "training"
+	if *eval {
+		path = "evaluation"
+	}
+	fmt.Fprintf(stderr, "wm products: %s d_model %d, seq_len %d, batch %d, %d shard(s), GOMAXPROCS %d: %d %s steps, then %d recorded and their products replayed\n",
+		*pattern, *d, *t, *b, *shards, runtime.GOMAXPROCS(0), *warm, path, *steps)
+	res, err := train.MeasureProductSites(cfg, *b, *t, *shards, !*eval, *warm, *steps, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "wm products: %v\n", errors.Wrapf(err, "%s d_model %d", *pattern, *d))
+		return 1
+	}
+	writeProductSites(stdout, fmt.Sprintf("%s d_model %d, seq_len %d, batch %d, %d shard(s), GOMAXPROCS %d, %s (BLAS: %s)",
+		*pattern, *d, *t, *b, *shards, runtime.GOMAXPROCS(0), path, blasDescription()), res, *top)
+	return 0
+}
+
+// writeProductSites prints res as Markdown: a summary line, then one row a
+// site, at most top rows (0: all) and a row for the rest.
+func writeProductSites(w io.Writer, title string, res train.ProductSites, top int) {
+	var in, warm, cold float64
+	for _, s := range res.Sites {
+		in, warm, cold = in+ms(s.InStep), warm+ms(s.Warm), cold+ms(s.Cold)
+	}
+	fmt.Fprintf(w, "# Matrix products of one step: %s\n\n", title)
+	fmt.Fprintf(w, "Mean of %d recorded steps: a step took %.1f ms; its products %.1f ms of core time (%.1f ms with more products in flight than cores, whose calls' own times then include waiting for a core). Summed over the sites below, in core ms a step: %.1f where they ran, %.1f replayed warm, %.1f replayed cold.\n\n",
+		res.Steps, ms(res.Step), ms(res.BLAS), ms(res.Oversubscribed), in, warm, cold)
+	fmt.Fprintln(w, "| asked for by | m × n × k | op(a), op(b) | lda, ldb, ldc | β | float | calls a step | in the step ms | warm ms | cold ms | in ÷ warm | GFLOP/s in the step |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	var rest train.ProductSites
+	for i, s := range res.Sites {
+		if top > 0 && i >= top {
+			rest.Sites = append(rest.Sites, s)
+			continue
+		}
+		sh := s.Shape
+		float, beta := "32", "0"
+		if sh.Float64 {
+			float = "64"
+		}
+		if sh.Accumulate {
+			beta = "1"
+		}
+		fmt.Fprintf(w, "| %s | %d × %d × %d | %s, %s | %d, %d, %d | %s | %s | %.4g | %.2f | %.2f | %.2f | %s | %s |\n",
+			s.Caller, sh.M, sh.N, sh.K, transName("a", sh.TransA), transName("b", sh.TransB), sh.LDA, sh.LDB, sh.LDC, beta, float,
+			s.Calls, ms(s.InStep), ms(s.Warm), ms(s.Cold), ratioOf(ms(s.InStep), ms(s.Warm)), rateOf(float64(sh.FLOPs())*s.Calls, s.InStep.Seconds()))
+	}
+	if len(rest.Sites) > 0 {
+		var rin, rwarm, rcold, calls float64
+		for _, s := range rest.Sites {
+			rin, rwarm, rcold, calls = rin+ms(s.InStep), rwarm+ms(s.Warm), rcold+ms(s.Cold), calls+s.Calls
+		}
+		fmt.Fprintf(w, "| %d other sites | | | | | | %.4g | %.2f | %.2f | %.2f | %s | |\n", len(rest.Sites), calls, rin, rwarm, rcold, ratioOf(rin, rwarm))
+	}
+}
+
+// transName is how the table names an operand's form: "a" as stored, "aᵀ"
+// transposed.
+func transName(name string, t bool) string {
+	if t {
+		return name + "ᵀ"
+	}
+	return name
+}
+
+// ratioOf is a ÷ b with two decimals and a ×, or "–" when b is 0.
+func ratioOf(a, b float64) string {
+	if b <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// rateOf is flops ÷ seconds in GFLOP/s, or "–" when no time was taken.
+func rateOf(flops, seconds float64) string {
+	if seconds <= 0 {
+		return "–"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%6.1f", flops/seconds/1e9))
+}
