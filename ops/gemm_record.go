@@ -181,9 +181,10 @@ func RecordGemm(work func() error) (GemmRecording, error) {
 
 // RecordGemmSites is RecordGemm that also sums each call's wall time by
 // its site (GemmRecording.Sites): which op asked for which products, and
-// how long they took where they ran. Taking every call's stack costs about
-// a microsecond a call outside its timed span, so the work's own Wall
-// grows by that much per product; BLASTime does not.
+// how long they took where they ran. Taking every call's stack costs 1.5–3
+// µs a call outside its timed span (a d_model 64 training step of some
+// 4,100 products took 7–14% longer than under RecordGemm), so the work's
+// own Wall grows by that much; BLASTime and the calls' times do not.
 func RecordGemmSites(work func() error) (GemmRecording, error) {
 	return recordGemm(work, true)
 }
