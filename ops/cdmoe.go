@@ -468,13 +468,13 @@ func (acc cdmoeGrads[T]) keyBackward(k cdmoeKernel, n, hh int, c expertChoice, d
 func cdmoeSharedBackward[T floats](k cdmoeKernel, sh cdmoeAct[T], x, Wup, Wdown, Wq, dphi, dq []T, d [][]T) {
 	N, dm, dff, qd := k.b*k.t, k.dm, k.dff, k.qdim()
 	gemmTall(true, N, dm, qd, dq, qd, Wq, qd, 1, dphi, dm)
-	parallelGemm(true, false, dm, qd, N, 1, sh.phi, dm, dq, qd, 0, d[3], qd)
+	weightGrad(d[3], sh.phi, dm, dq, qd, N)
 	dh := scratchUninit[T](N * dff) // written whole by the product below
 	defer releaseScratch(dh)
 	gemmTall(true, N, dff, dm, dphi, dm, Wdown, dm, 0, dh, dff)
-	parallelGemm(true, false, dff, dm, N, 1, sh.hact, dff, dphi, dm, 0, d[2], dm)
+	weightGrad(d[2], sh.hact, dff, dphi, dm, N)
 	applyUnary(k.act, dh, sh.hpre, dh, true)
-	parallelGemm(true, false, dm, dff, N, 1, x, dm, dh, dff, 0, d[1], dff)
+	weightGrad(d[1], x, dm, dh, dff, N)
 	gemmTall(true, N, dm, dff, dh, dff, Wup, dff, 0, d[0], dm)
 }
 
