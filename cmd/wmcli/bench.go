@@ -119,17 +119,33 @@ func benchConfig(pattern string, d, t, experts int) graph.Config {
 		CDMoE: layers.CDMoEConfig{Experts: experts}}
 }
 
+// stepFlags are the flags of one benchmark step: the model (a pattern at a
+// width, with bench's other settings) and its batch.
+type stepFlags struct {
+	pattern                  *string
+	d, t, b, experts, shards *int
+}
+
+// benchStepFlags registers stepFlags on fs (wm bench-one and wm products).
+func benchStepFlags(fs *flag.FlagSet) stepFlags {
+	return stepFlags{
+		pattern: fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)3 AM\""),
+		d:       fs.Int("d-model", 64, "model width"),
+		t:       fs.Int("seq-len", 256, "tokens per sequence"),
+		b:       fs.Int("batch", 8, "sequences per step"),
+		experts: fs.Int("experts", 1024, "CDMoE experts (patterns with E)"),
+		shards:  fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)"),
+	}
+}
+
 // runBenchOne is the hidden `wm bench-one`: one measurement in this
 // process (so that its peak RSS is the measurement's), as a JSON line.
 func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wm bench-one", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pattern := fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)4\"")
-	d, t := fs.Int("d-model", 64, "model width"), fs.Int("seq-len", 256, "tokens per sequence")
-	b := fs.Int("batch", 8, "sequences per step")
-	experts := fs.Int("experts", 1024, "CDMoE experts (patterns with E)")
+	step := benchStepFlags(fs)
+	pattern, d, t, b, experts, shards := step.pattern, step.d, step.t, step.b, step.experts, step.shards
 	reps := fs.Int("reps", 3, "timed steps after the warm-up")
-	shards := fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)")
 	gemmRate := fs.Bool("gemm-rate", false, "measure only the BLAS's float32 product rate (GFLOP/s)")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -20,11 +20,8 @@ import (
 func runProducts(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wm products", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pattern := fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)3 AM\" (required)")
-	d, t := fs.Int("d-model", 64, "model width"), fs.Int("seq-len", 256, "tokens per sequence")
-	b := fs.Int("batch", 8, "sequences per step")
-	experts := fs.Int("experts", 1024, "CDMoE experts (patterns with E)")
-	shards := fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)")
+	step := benchStepFlags(fs)
+	pattern, d, t, b, experts, shards := step.pattern, step.d, step.t, step.b, step.experts, step.shards
 	eval := fs.Bool("eval", false, "record evaluation forwards instead of training steps")
 	warm := fs.Int("warm", 3, "untimed steps first")
 	steps := fs.Int("steps", 4, "steps recorded")

@@ -2,14 +2,11 @@ package train
 
 import (
 	"fmt"
-	"math/rand"
 	"runtime"
 	"sort"
 	"time"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/tensor"
-
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
@@ -62,17 +59,10 @@ func MeasureProductSites(cfg graph.Config, batch, seqLen, shards int, withGrad b
 	if batch < 1 || seqLen < 1 || steps < 1 || warm < 0 {
 		return ProductSites{}, errors.Errorf("product sites: batch %d, seq_len %d and steps %d must be >= 1, warm-up %d >= 0", batch, seqLen, steps, warm)
 	}
-	if shards < 1 || batch%shards != 0 {
-		return ProductSites{}, errors.Errorf("product sites: %d shards must divide the batch of %d", shards, batch)
-	}
-	m, err := graph.New(cfg)
+	m, ids, targets, err := benchModel(cfg, batch, seqLen, shards, seed)
 	if err != nil {
-		return ProductSites{}, err
+		return ProductSites{}, errors.Wrap(err, "product sites")
 	}
-	if err := m.Init(tensor.Float32, seed); err != nil {
-		return ProductSites{}, err
-	}
-	ids, targets := randomBatch(rand.New(rand.NewSource(seed)), batch, seqLen, m.Config.Vocab)
 	s, err := newTimedStep(m, batch, seqLen, shards, withGrad)
 	if err != nil {
 		return ProductSites{}, err

@@ -55,17 +55,10 @@ func measureThroughput(cfg graph.Config, batch, seqLen, reps, shards int, seed i
 	if batch < 1 || seqLen < 1 || reps < 1 {
 		return Throughput{}, errors.Errorf("throughput: batch %d, seq_len %d and reps %d must be >= 1", batch, seqLen, reps)
 	}
-	if shards < 1 || batch%shards != 0 {
-		return Throughput{}, errors.Errorf("throughput: %d shards must divide the batch of %d", shards, batch)
-	}
-	m, err := graph.New(cfg)
+	m, ids, targets, err := benchModel(cfg, batch, seqLen, shards, seed)
 	if err != nil {
-		return Throughput{}, err
+		return Throughput{}, errors.Wrap(err, "throughput")
 	}
-	if err := m.Init(tensor.Float32, seed); err != nil {
-		return Throughput{}, err
-	}
-	ids, targets := randomBatch(rand.New(rand.NewSource(seed)), batch, seqLen, m.Config.Vocab)
 	var out Throughput
 	for _, withGrad := range []bool{true, false} {
 		s, err := newTimedStep(m, batch, seqLen, shards, withGrad)
@@ -101,6 +94,23 @@ func measureThroughput(cfg graph.Config, batch, seqLen, reps, shards int, seed i
 		}
 	}
 	return out, nil
+}
+
+// benchModel is what a measurement of steps starts from: the model of cfg
+// with float32 parameters from seed, and a batch of random tokens of
+// [batch, seqLen] from the same seed. shards must divide the batch.
+func benchModel(cfg graph.Config, batch, seqLen, shards int, seed int64) (m *graph.Model, ids, targets [][]int, err error) {
+	if shards < 1 || batch%shards != 0 {
+		return nil, nil, nil, errors.Errorf("%d shards must divide the batch of %d", shards, batch)
+	}
+	if m, err = graph.New(cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := m.Init(tensor.Float32, seed); err != nil {
+		return nil, nil, nil, err
+	}
+	ids, targets = randomBatch(rand.New(rand.NewSource(seed)), batch, seqLen, m.Config.Vocab)
+	return m, ids, targets, nil
 }
 
 // randomBatch draws batch rows of seqLen token ids and targets below vocab.
