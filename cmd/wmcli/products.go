@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 
 	"github.com/pkg/errors"
 
@@ -77,10 +76,10 @@ func writeProductSites(w io.Writer, title string, res train.ProductSites, top in
 		res.Steps, ms(res.Step), ms(res.BLAS), ms(res.Oversubscribed), in, warm, cold)
 	fmt.Fprintln(w, "| asked for by | m × n × k | op(a), op(b) | lda, ldb, ldc | β | float | calls a step | in the step ms | warm ms | cold ms | in ÷ warm | GFLOP/s in the step |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-	var rest train.ProductSites
+	var rest []train.ProductSite
 	for i, s := range res.Sites {
 		if top > 0 && i >= top {
-			rest.Sites = append(rest.Sites, s)
+			rest = append(rest, s)
 			continue
 		}
 		sh := s.Shape
@@ -95,12 +94,12 @@ func writeProductSites(w io.Writer, title string, res train.ProductSites, top in
 			s.Caller, sh.M, sh.N, sh.K, transName("a", sh.TransA), transName("b", sh.TransB), sh.LDA, sh.LDB, sh.LDC, beta, float,
 			s.Calls, ms(s.InStep), ms(s.Warm), ms(s.Cold), ratioOf(ms(s.InStep), ms(s.Warm)), rateOf(float64(sh.FLOPs())*s.Calls, s.InStep.Seconds()))
 	}
-	if len(rest.Sites) > 0 {
+	if len(rest) > 0 {
 		var rin, rwarm, rcold, calls float64
-		for _, s := range rest.Sites {
+		for _, s := range rest {
 			rin, rwarm, rcold, calls = rin+ms(s.InStep), rwarm+ms(s.Warm), rcold+ms(s.Cold), calls+s.Calls
 		}
-		fmt.Fprintf(w, "| %d other sites | | | | | | %.4g | %.2f | %.2f | %.2f | %s | |\n", len(rest.Sites), calls, rin, rwarm, rcold, ratioOf(rin, rwarm))
+		fmt.Fprintf(w, "| %d other sites | | | | | | %.4g | %.2f | %.2f | %.2f | %s | |\n", len(rest), calls, rin, rwarm, rcold, ratioOf(rin, rwarm))
 	}
 }
 
@@ -126,5 +125,5 @@ func rateOf(flops, seconds float64) string {
 	if seconds <= 0 {
 		return "–"
 	}
-	return strings.TrimSpace(fmt.Sprintf("%6.1f", flops/seconds/1e9))
+	return fmt.Sprintf("%.1f", flops/seconds/1e9)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
+
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
@@ -101,11 +102,11 @@ func MeasureProductSites(cfg graph.Config, batch, seqLen, shards int, withGrad b
 		// site called less than once a step (an expert's varying rows)
 		// is still timed.
 		shapes := ops.GemmShapes{site.Shape: v.calls}
-		warm, err := ops.ReplayGemmShapes(shapes, g, 2)
+		warmTime, err := ops.ReplayGemmShapes(shapes, g, 2)
 		if err != nil {
 			return ProductSites{}, errors.Wrapf(err, "product sites: replaying %s", site.Caller)
 		}
-		cold, err := ops.ReplayGemmShapesCold(shapes, g, 2, ops.ColdSpan(g))
+		coldTime, err := ops.ReplayGemmShapesCold(shapes, g, 2, ops.ColdSpan(g))
 		if err != nil {
 			return ProductSites{}, errors.Wrapf(err, "product sites: replaying %s cold", site.Caller)
 		}
@@ -113,7 +114,7 @@ func MeasureProductSites(cfg graph.Config, batch, seqLen, shards int, withGrad b
 		// wall time times g is their core time, when g ≤ the calls.
 		cores := time.Duration(min(g, v.calls))
 		out.Sites = append(out.Sites, ProductSite{GemmSite: site, Calls: float64(v.calls) / float64(steps),
-			InStep: per(v.wall), Warm: per(warm * cores), Cold: per(cold * cores)})
+			InStep: per(v.wall), Warm: per(warmTime * cores), Cold: per(coldTime * cores)})
 	}
 	sort.Slice(out.Sites, func(i, j int) bool {
 		a, b := out.Sites[i], out.Sites[j]
