@@ -36,10 +36,17 @@ func runProducts(args []string, stdout, stderr io.Writer) int {
 		flag string
 		v    int
 		ok   bool
-	}{{"--steps", *steps, *steps >= 1}, {"--warm", *warm, *warm >= 0}, {"--top", *top, *top >= 0}, {"--batch", *b, *b >= 1},
-		{"--seq-len", *t, *t >= 1}, {"--shards", *shards, *shards >= 1 && *b%max(*shards, 1) == 0}} {
+		want string
+	}{
+		{"--steps", *steps, *steps >= 1, "at least 1"},
+		{"--warm", *warm, *warm >= 0, "at least 0"},
+		{"--top", *top, *top >= 0, "at least 0 (0: every row)"},
+		{"--batch", *b, *b >= 1, "at least 1"},
+		{"--seq-len", *t, *t >= 1, "at least 1"},
+		{"--shards", *shards, *shards >= 1 && *b%max(*shards, 1) == 0, fmt.Sprintf("at least 1 and a divisor of --batch %d", *b)},
+	} {
 		if !c.ok {
-			fmt.Fprintf(stderr, "wm products: %s %d: steps must be >= 1, warm and top >= 0, batch and seq-len >= 1, and shards must divide the batch (%d)\n", c.flag, c.v, *b)
+			fmt.Fprintf(stderr, "wm products: %s %d: want %s\n", c.flag, c.v, c.want)
 			return 2
 		}
 	}
