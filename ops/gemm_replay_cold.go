@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/pkg/errors"
@@ -18,23 +19,59 @@ import (
 // ReplayGemmShapes' time and this one; near this one, they lose to the
 // memory their operands come from, not to the other work of the step.
 // Each goroutine's buffers are allocated and filled before the clock
-// starts (some 3·span bytes each).
+// starts (some 3·span bytes each) and dropped after: to replay many sets
+// of shapes one after another, a ColdReplay keeps them.
 func ReplayGemmShapesCold(shapes GemmShapes, goroutines, rounds, span int) (time.Duration, error) {
-	if span < 1 {
-		return 0, errors.Errorf("replay gemm shapes cold: span %d bytes must be >= 1 (ops.ColdSpan gives one that leaves the last-level cache cold)", span)
+	r, err := NewColdReplay(span)
+	if err != nil {
+		return 0, errors.Wrap(err, "replay gemm shapes cold")
 	}
-	return replayShapes("replay gemm shapes cold", shapes, goroutines, rounds, func(sh shapeShare) []replayRun {
-		return sh.prepareCold(span)
-	})
+	return r.Replay(shapes, goroutines, rounds)
 }
 
-// prepareCold is prepare with operands taken from successive places along
-// buffers of at least span bytes per role (per element type present), and
-// runs each shape once.
-func (sh shapeShare) prepareCold(span int) []replayRun {
-	need32, need64 := sh.operandNeeds()
-	p32, p64 := newColdPools[float32](need32, span/4), newColdPools[float64](need64, span/8)
-	return sh.ready(p32.product, p64.product)
+// ColdReplay replays sets of product shapes as ReplayGemmShapesCold does,
+// keeping each goroutine's buffers from one call to the next, so that
+// replaying many small sets (wm products times each site of a step on its
+// own, some hundreds of them) does not allocate and fill 3·span bytes per
+// goroutine every time. A buffer grows only when a shape needs more than
+// half of it. Not safe for concurrent calls.
+type ColdReplay struct {
+	span  int
+	pools []coldGoroutinePools // by goroutine, as replayShapes numbers them
+}
+
+// coldGoroutinePools are one goroutine's pools, one per element type.
+type coldGoroutinePools struct {
+	p32 coldPools[float32]
+	p64 coldPools[float64]
+}
+
+// NewColdReplay returns a ColdReplay whose operands come from buffers of
+// at least span bytes per role (ColdSpan gives one that leaves the
+// last-level cache cold). Nothing is allocated until the first Replay.
+func NewColdReplay(span int) (*ColdReplay, error) {
+	if span < 1 {
+		return nil, errors.Errorf("cold replay: span %d bytes must be >= 1 (ops.ColdSpan gives one that leaves the last-level cache cold)", span)
+	}
+	return &ColdReplay{span: span}, nil
+}
+
+// Replay times shapes on goroutines as ReplayGemmShapesCold does: the wall
+// time of the fastest of rounds replays.
+func (r *ColdReplay) Replay(shapes GemmShapes, goroutines, rounds int) (time.Duration, error) {
+	if goroutines > len(r.pools) {
+		r.pools = append(r.pools, make([]coldGoroutinePools, goroutines-len(r.pools))...)
+	}
+	var i atomic.Int64
+	return replayShapes("replay gemm shapes cold", shapes, goroutines, rounds, func(sh shapeShare) []replayRun {
+		// replayShapes prepares each share once, on its own goroutine:
+		// each takes the next goroutine's pools.
+		p := &r.pools[i.Add(1)-1]
+		need32, need64 := sh.operandNeeds()
+		p.p32.fit(need32, r.span/4)
+		p.p64.fit(need64, r.span/8)
+		return sh.ready(p.p32.product, p.p64.product)
+	})
 }
 
 // coldPools are one goroutine's buffers for a, b and c of one element type,
@@ -48,14 +85,31 @@ type coldPools[T floats] struct {
 // role with a need (none where need is 0), filled as replayOperands fills.
 func newColdPools[T floats](need [3]int, spanElems int) *coldPools[T] {
 	p := &coldPools[T]{}
+	p.fit(need, spanElems)
+	return p
+}
+
+// fit makes each role's buffer with a need at least max(spanElems, 2·need)
+// elements long: a buffer already that long is kept, with its cursor; a
+// shorter one (or none) is replaced by a new one, filled as
+// replayOperands fills, with its cursor at 0.
+func (p *coldPools[T]) fit(need [3]int, spanElems int) {
 	var lens [3]int
 	for r, n := range need {
-		if n > 0 {
-			lens[r] = max(spanElems, 2*n)
+		if want := max(spanElems, 2*n); n > 0 && len(p.buf[r]) < want {
+			lens[r] = want
 		}
 	}
-	p.buf[0], p.buf[1], p.buf[2] = replayOperands[T](lens)
-	return p
+	if lens == [3]int{} {
+		return
+	}
+	fresh := [3][]T{}
+	fresh[0], fresh[1], fresh[2] = replayOperands[T](lens)
+	for r := range lens {
+		if lens[r] > 0 {
+			p.buf[r], p.next[r] = fresh[r], 0
+		}
+	}
 }
 
 // coldAlign is the step, in elements, that places along a buffer are

@@ -125,3 +125,49 @@ func TestParseCacheSize(t *testing.T) {
 		t.Errorf("cold span on a million goroutines %d, want half the cache, %d", got, llc/2)
 	}
 }
+
+// A ColdReplay fills its buffers once: a second replay of shapes that fit
+// keeps every buffer, a shape needing more than half a buffer replaces
+// that role's buffer only, and more goroutines get buffers of their own.
+func TestColdReplayKeepsItsBuffers(t *testing.T) {
+	small := GemmShapes{{M: 8, N: 8, K: 8, LDA: 8, LDB: 8, LDC: 8}: 4}
+	r, err := NewColdReplay(4096) // 1024 float32s per role
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Replay(small, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	first := r.pools[0].p32.buf
+	if len(first[0]) != 1024 || r.pools[0].p64.buf[0] != nil {
+		t.Fatalf("after one float32 replay: float32 a has %d elements (want 1024), float64 a %d (want none)", len(first[0]), len(r.pools[0].p64.buf[0]))
+	}
+	if _, err := r.Replay(small, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	for role := range first {
+		if &r.pools[0].p32.buf[role][0] != &first[role][0] {
+			t.Errorf("a second replay of the same shapes replaced buffer %d", role)
+		}
+	}
+	// a is 25×25 (625 elements, more than half of 1024); b and c 25 each.
+	wide := GemmShapes{{M: 25, N: 1, K: 25, LDA: 25, LDB: 1, LDC: 1}: 1}
+	if _, err := r.Replay(wide, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := r.pools[0].p32.buf
+	if len(got[0]) != 1250 || &got[1][0] != &first[1][0] || &got[2][0] != &first[2][0] {
+		t.Errorf("a shape needing 625 elements of a: a has %d elements (want 1250), b kept %v, c kept %v",
+			len(got[0]), &got[1][0] == &first[1][0], &got[2][0] == &first[2][0])
+	}
+	if _, err := r.Replay(small, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Both goroutines have products (2 of the 4 each), so each took pools.
+	if len(r.pools) != 2 || len(r.pools[1].p32.buf[0]) != 1024 {
+		t.Errorf("a replay on 2 goroutines left %d goroutines' pools (the second's a: %d elements, want 1024)", len(r.pools), len(r.pools[len(r.pools)-1].p32.buf[0]))
+	}
+	if _, err := NewColdReplay(0); err == nil || !strings.Contains(err.Error(), "span 0") {
+		t.Errorf("a span of 0 gave %v", err)
+	}
+}

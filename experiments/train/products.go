@@ -97,6 +97,12 @@ func MeasureProductSites(cfg graph.Config, batch, seqLen, shards int, withGrad b
 	per := func(d time.Duration) time.Duration { return d / time.Duration(steps) }
 	out.Step, out.BLAS, out.Oversubscribed = per(out.Step), per(out.BLAS), per(out.Oversubscribed)
 	g := runtime.GOMAXPROCS(0)
+	// One cold replay for every site, so that its buffers (twice the
+	// last-level cache per operand and goroutine) are filled once.
+	cold, err := ops.NewColdReplay(ops.ColdSpan(g))
+	if err != nil {
+		return ProductSites{}, errors.Wrap(err, "product sites")
+	}
 	for site, v := range sites {
 		// All the recorded steps' calls are replayed at once, so that a
 		// site called less than once a step (an expert's varying rows)
@@ -106,7 +112,7 @@ func MeasureProductSites(cfg graph.Config, batch, seqLen, shards int, withGrad b
 		if err != nil {
 			return ProductSites{}, errors.Wrapf(err, "product sites: replaying %s", site.Caller)
 		}
-		coldTime, err := ops.ReplayGemmShapesCold(shapes, g, 2, ops.ColdSpan(g))
+		coldTime, err := cold.Replay(shapes, g, 2)
 		if err != nil {
 			return ProductSites{}, errors.Wrapf(err, "product sites: replaying %s cold", site.Caller)
 		}
