@@ -37,7 +37,7 @@ func ReplayGemmShapesCold(shapes GemmShapes, goroutines, rounds, span int) (time
 // half of it. Not safe for concurrent calls.
 type ColdReplay struct {
 	span  int
-	pools []coldGoroutinePools // by goroutine, as replayShapes numbers them
+	pools []coldGoroutinePools // one per goroutine of the widest replay so far
 }
 
 // coldGoroutinePools are one goroutine's pools, one per element type.
