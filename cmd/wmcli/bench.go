@@ -225,7 +225,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| pattern | d_model | seq_len | batch | threads | wm shards | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n")
+	b.WriteString(benchTableHeader + "\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	fmt.Fprint(stdout, b.String())
 	rows, err := cfg.measure(self, peerScript, journal, &b, stdout, stderr)

@@ -75,7 +75,7 @@ func benchAnalysis(rows []benchRow) string {
 	var b strings.Builder
 	b.WriteString("## Matrix-product ceiling\n\n")
 	b.WriteString("A step's matrix products (counted by ops.GemmFLOPs) at the rate this machine's BLAS reaches on a linear layer's products (ops.GemmRate at the row's thread count: the products split across the threads, or one product per thread at once as the shards run them, whichever is faster) take a fixed time; if everything else in the step took none, wm would run at the ceiling. Where the ceiling is below twice the peer, a 2× lead is out of reach on this machine whatever the rest of the step costs.\n\n")
-	b.WriteString("| row | BLAS GFLOP/s | GFLOP per train step | train ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer | GFLOP per eval step | eval ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer |\n")
+	b.WriteString(benchCeilingHeader + "\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rows {
 		ct, ce := r.ceiling(r.WM.TrainGFLOP), r.ceiling(r.WM.EvalGFLOP)
