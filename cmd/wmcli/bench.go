@@ -226,7 +226,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	var b strings.Builder
 	b.WriteString(benchTableHeader + "\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString(benchTableDelimiter + "\n")
 	fmt.Fprint(stdout, b.String())
 	rows, err := cfg.measure(self, peerScript, journal, &b, stdout, stderr)
 	if err != nil {

@@ -85,18 +85,21 @@ type benchTarget struct {
 	met    map[string]bool
 }
 
-// benchTableHeader is the first line of wm bench's table of rows.
-const benchTableHeader = "| pattern | d_model | seq_len | batch | threads | wm shards | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |"
-
-// benchCeilingHeader is the first line of the matrix-product ceiling table.
-const benchCeilingHeader = "| row | BLAS GFLOP/s | GFLOP per train step | train ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer | GFLOP per eval step | eval ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer |"
+// benchTableStart and benchCeilingStart begin the header lines of the
+// table of rows and of the ceiling table in every version of the report;
+// the columns after them are found by name, so that reports written before
+// a column was added (wm shards, the peer's threads) are read too.
+const (
+	benchTableStart   = "| pattern | d_model | seq_len | batch | threads |"
+	benchCeilingStart = "| row | BLAS GFLOP/s |"
+)
 
 // parseBenchReport reads a report written by wm bench --out. Errors name
 // the file and line of what could not be read.
 func parseBenchReport(path, text string) (benchReport, error) {
 	rep := benchReport{path: path, rates: map[int]float64{}}
 	lines := strings.Split(text, "\n")
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "# wm bench" {
+	if strings.TrimSpace(lines[0]) != "# wm bench" {
 		return rep, errors.Errorf("%s: not a report of wm bench --out (its first line is not \"# wm bench\")", path)
 	}
 	for _, l := range lines[1:] {
@@ -106,12 +109,16 @@ func parseBenchReport(path, text string) (benchReport, error) {
 		}
 	}
 	byLabel := map[string]int{}
-	table := ""
+	var table string      // benchTableStart, benchCeilingStart or ""
+	var cols benchColumns // the current table's columns
 	for n, line := range lines {
 		where := fmt.Sprintf("%s:%d", path, n+1)
 		switch {
-		case line == benchTableHeader, line == benchCeilingHeader:
-			table = line
+		case strings.HasPrefix(line, benchTableStart), strings.HasPrefix(line, benchCeilingStart):
+			table, cols = benchTableStart, newBenchColumns(line)
+			if strings.HasPrefix(line, benchCeilingStart) {
+				table = benchCeilingStart
+			}
 			continue
 		case !strings.HasPrefix(line, "|"):
 			table = ""
@@ -119,8 +126,8 @@ func parseBenchReport(path, text string) (benchReport, error) {
 			continue
 		}
 		switch {
-		case table == benchTableHeader:
-			r, err := parseBenchTableRow(line)
+		case table == benchTableStart:
+			r, err := parseBenchTableRow(line, cols)
 			if err != nil {
 				return rep, errors.Wrap(err, where)
 			}
@@ -129,55 +136,104 @@ func parseBenchReport(path, text string) (benchReport, error) {
 			}
 			byLabel[r.label] = len(rep.rows)
 			rep.rows = append(rep.rows, r)
-		case table == benchCeilingHeader:
-			c := tableCells(line)
-			i, ok := byLabel[c[0]]
-			if len(c) != 10 || !ok {
-				return rep, errors.Errorf("%s: a ceiling row that is not one of the table's rows: %q", where, line)
+		case table == benchCeilingStart:
+			if err := rep.readCeilingRow(line, cols, byLabel); err != nil {
+				return rep, errors.Wrap(err, where)
 			}
-			rate, err1 := strconv.ParseFloat(c[1], 64)
-			tc, err2 := cellNumber(c[3])
-			ec, err3 := cellNumber(c[7])
-			if err := firstErr(err1, err2, err3); err != nil {
-				return rep, errors.Wrapf(err, "%s: ceiling row %s", where, c[0])
-			}
-			rep.rows[i].trainCeiling, rep.rows[i].evalCeiling = tc, ec
-			rep.rates[rep.rows[i].threads] = rate
 		case strings.HasPrefix(line, "- **") && strings.Contains(line, ":** met in "):
 			rep.targets = append(rep.targets, parseBenchTarget(line, rep.rows))
 		}
 	}
 	if len(rep.rows) == 0 {
-		return rep, errors.Errorf("%s: no table of rows (a line %q)", path, benchTableHeader[:40]+"…")
+		return rep, errors.Errorf("%s: no table of rows (a line beginning %q)", path, benchTableStart)
 	}
 	return rep, nil
 }
 
-// parseBenchTableRow reads one row of the table that benchRow.markdown
-// writes.
-func parseBenchTableRow(line string) (benchReportRow, error) {
+// benchColumns are a table's columns: how many, and where each name is
+// first.
+type benchColumns struct {
+	n     int
+	index map[string]int
+}
+
+func newBenchColumns(header string) benchColumns {
+	names := tableCells(header)
+	c := benchColumns{n: len(names), index: map[string]int{}}
+	for i, name := range names {
+		if _, seen := c.index[name]; !seen {
+			c.index[name] = i
+		}
+	}
+	return c
+}
+
+// cellsByName are a table line's cells for the named columns of cols, or
+// an error naming the first column the table lacks or the line misses.
+func cellsByName(line string, cols benchColumns, names ...string) ([]string, error) {
 	c := tableCells(line)
-	if len(c) != 16 {
-		return benchReportRow{}, errors.Errorf("a row of %d cells, want 16: %q", len(c), line)
+	if len(c) != cols.n {
+		return nil, errors.Errorf("a row of %d cells under a header of %d: %q", len(c), cols.n, line)
+	}
+	out := make([]string, len(names))
+	for i, name := range names {
+		j, ok := cols.index[name]
+		if !ok {
+			return nil, errors.Errorf("the table has no column %q", name)
+		}
+		out[i] = c[j]
+	}
+	return out, nil
+}
+
+// parseBenchTableRow reads one row of the table that benchRow.markdown
+// writes, by its columns' names.
+func parseBenchTableRow(line string, cols benchColumns) (benchReportRow, error) {
+	c, err := cellsByName(line, cols, "pattern", "d_model", "seq_len", "batch", "threads",
+		"wm train tok/s", "peer train tok/s", "wm eval tok/s", "peer eval tok/s")
+	if err != nil {
+		return benchReportRow{}, err
 	}
 	var ints [4]int
 	for i := range ints {
 		v, err := strconv.Atoi(c[1+i])
 		if err != nil {
-			return benchReportRow{}, errors.Errorf("cell %d of %q is not a whole number", 2+i, line)
+			return benchReportRow{}, errors.Errorf("%q is not a whole number, in %q", c[1+i], line)
 		}
 		ints[i] = v
 	}
 	r := benchReportRow{label: fmt.Sprintf("%s d%d t%d b%d ×%d", c[0], ints[0], ints[1], ints[2], ints[3]), threads: ints[3]}
 	var errs [4]error
-	r.wmTrain, errs[0] = cellNumber(c[7])
-	r.peerTrain, errs[1] = cellNumber(c[8])
-	r.wmEval, errs[2] = cellNumber(c[10])
-	r.peerEval, errs[3] = cellNumber(c[11])
+	r.wmTrain, errs[0] = cellNumber(c[5])
+	r.peerTrain, errs[1] = cellNumber(c[6])
+	r.wmEval, errs[2] = cellNumber(c[7])
+	r.peerEval, errs[3] = cellNumber(c[8])
 	if err := firstErr(errs[:]...); err != nil {
 		return r, errors.Wrapf(err, "row %s", r.label)
 	}
 	return r, nil
+}
+
+// readCeilingRow reads one row of the ceiling table into its row of the
+// table of rows: the BLAS's rate at the row's threads, and the ceilings.
+func (rep *benchReport) readCeilingRow(line string, cols benchColumns, byLabel map[string]int) error {
+	c, err := cellsByName(line, cols, "row", "BLAS GFLOP/s", "train ceiling tok/s", "eval ceiling tok/s")
+	if err != nil {
+		return err
+	}
+	i, ok := byLabel[c[0]]
+	if !ok {
+		return errors.Errorf("a ceiling row that is not one of the table's rows: %q", line)
+	}
+	rate, err1 := cellNumber(c[1])
+	tc, err2 := cellNumber(c[2])
+	ec, err3 := cellNumber(c[3])
+	if err := firstErr(err1, err2, err3); err != nil {
+		return errors.Wrapf(err, "ceiling row %s", c[0])
+	}
+	rep.rows[i].trainCeiling, rep.rows[i].evalCeiling = tc, ec
+	rep.rates[rep.rows[i].threads] = rate
+	return nil
 }
 
 // parseBenchTarget reads a target's bullet: its name, "N of M" and which
@@ -243,20 +299,25 @@ func benchDiff(before, after benchReport) string {
 		afterTargets[t.name] = t
 	}
 	var changes []string
+	common := 0
 	for _, t := range before.targets {
 		a, ok := afterTargets[t.name]
 		if !ok {
 			continue
 		}
+		common++
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.name, t.counts, a.counts)
 		lost, gained := metChanges(before.rows, t, after.rows, a)
 		if len(lost)+len(gained) > 0 {
 			changes = append(changes, fmt.Sprintf("- **%s:** no longer met: %s; newly met: %s.", t.name, listOrNone(lost), listOrNone(gained)))
 		}
 	}
-	if len(changes) == 0 {
-		b.WriteString("\nEvery target is met by the same rows in both runs.\n")
-	} else {
+	switch {
+	case common == 0:
+		b.WriteString("\nNo performance target is reported in both runs.\n")
+	case len(changes) == 0:
+		b.WriteString("\nEvery target reported in both runs is met by the same rows in both.\n")
+	default:
 		b.WriteString("\nRows whose verdict changed:\n\n" + strings.Join(changes, "\n") + "\n")
 	}
 	b.WriteString("\nEach row, before → after (tokens/s with the change in percent; share: wm ÷ the matrix-product ceiling):\n\n")

@@ -13,7 +13,7 @@ import (
 func benchReportText(machine string, rows []benchRow) string {
 	var b strings.Builder
 	b.WriteString("# wm bench\n\n" + machine + "\n\nRatios are wm ÷ peer.\n\n")
-	b.WriteString(benchTableHeader + "\n| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString(benchTableHeader + "\n" + benchTableDelimiter + "\n")
 	for _, r := range rows {
 		b.WriteString(r.markdown())
 	}
@@ -83,7 +83,11 @@ func TestBenchDiff(t *testing.T) {
 		t.Errorf("evaluation's verdicts did not change, yet a change is listed:\n%s", got)
 	}
 	same := benchDiff(after, after)
-	reportHas(t, same, "Every target is met by the same rows in both runs.")
+	reportHas(t, same, "Every target reported in both runs is met by the same rows in both.")
+	// A report from before the targets were written has none in common.
+	old := before
+	old.targets = nil
+	reportHas(t, benchDiff(old, after), "No performance target is reported in both runs.")
 }
 
 // What is not a report, or a report with a damaged row, is refused with
@@ -98,7 +102,7 @@ func TestBenchDiffErrors(t *testing.T) {
 		t.Errorf("a cell that is not a number: %v", err)
 	}
 	short := strings.Replace(good, "| 1×1 |", "|", 1)
-	if _, err := parseBenchReport("s.md", short); err == nil || !strings.Contains(err.Error(), "s.md:9: a row of 15 cells") {
+	if _, err := parseBenchReport("s.md", short); err == nil || !strings.Contains(err.Error(), "s.md:9: a row of 15 cells under a header of 16") {
 		t.Errorf("a row with a cell missing: %v", err)
 	}
 	if _, err := parseBenchReport("e.md", "# wm bench\n\nno table\n"); err == nil || !strings.Contains(err.Error(), "e.md: no table of rows") {
@@ -129,7 +133,38 @@ func TestBenchDiffErrors(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	written, err := os.ReadFile(out)
-	if err != nil || string(written) != o.String() || !strings.Contains(o.String(), "Every target is met by the same rows") {
+	if err != nil || string(written) != o.String() || !strings.Contains(o.String(), "Every target reported in both runs is met by the same rows") {
 		t.Errorf("--out wrote %q (%v); stdout %q", written, err, o.String())
+	}
+}
+
+// The table of rows has as many cells in its delimiter line as in its
+// header and in each row, or Markdown shows no table.
+func TestBenchTableCells(t *testing.T) {
+	n := len(tableCells(benchTableHeader))
+	row := benchDiffRows(100, 2, false)[0].markdown()
+	if d, r := len(tableCells(benchTableDelimiter)), len(tableCells(row)); d != n || r != n {
+		t.Errorf("header %d cells, delimiter %d, a row %d", n, d, r)
+	}
+}
+
+// A report written before the table had its shard and peer-thread columns
+// is read by its columns' names; a table without a column the comparison
+// needs is refused, naming it.
+func TestBenchDiffOlderReports(t *testing.T) {
+	const head = "# wm bench\n\nan older run\n\n"
+	old := head + "| pattern | d_model | seq_len | batch | threads | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |\n" +
+		"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n" +
+		"| (SM)4 | 64 | 256 | 8 | 1 | 1200 | 1000 | 1.20× | 3000 | — | — | 100 | 200 | 0.50× |\n"
+	rep, err := parseBenchReport("old.md", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.rows[0]; r.label != "(SM)4 d64 t256 b8 ×1" || r.wmTrain != 1200 || r.peerTrain != 1000 || r.wmEval != 3000 || r.peerEval != 0 {
+		t.Errorf("an older row read as %+v", r)
+	}
+	noEval := head + "| pattern | d_model | seq_len | batch | threads | wm train tok/s | peer train tok/s |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n| (SM)4 | 64 | 256 | 8 | 1 | 1200 | 1000 |\n"
+	if _, err := parseBenchReport("n.md", noEval); err == nil || !strings.Contains(err.Error(), `n.md:7: the table has no column "wm eval tok/s"`) {
+		t.Errorf("a table without evaluation: %v", err)
 	}
 }

@@ -6,6 +6,17 @@ import (
 	"strings"
 )
 
+// benchTableHeader is the first line of wm bench's table of rows.
+const benchTableHeader = "| pattern | d_model | seq_len | batch | threads | wm shards | peer threads (OpenMP×BLAS) | wm train tok/s | peer train tok/s | train ratio | wm eval tok/s | peer eval tok/s | eval ratio | wm peak RSS MB | peer peak RSS MB | RSS ratio |"
+
+// benchTableDelimiter is the table's second line: one cell per column
+// (Markdown reads no table where the counts differ), the pattern
+// left-aligned, wm's shard count centred, numbers right-aligned.
+const benchTableDelimiter = "| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+
+// benchCeilingHeader is the first line of the matrix-product ceiling table.
+const benchCeilingHeader = "| row | BLAS GFLOP/s | GFLOP per train step | train ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer | GFLOP per eval step | eval ceiling tok/s | wm ÷ ceiling | ceiling ÷ peer |"
+
 // benchRow is one measurement of `wm bench`: wm and the peer on one
 // pattern, size and thread count, and the BLAS's rate at that thread count.
 type benchRow struct {
