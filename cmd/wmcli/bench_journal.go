@@ -23,11 +23,17 @@ import (
 // with the same flags and the same wm binary reads the journal back,
 // measures only the rounds it lacks, and makes each row from its rounds in
 // order exactly as an uninterrupted run would have. A run that finishes
-// writes F and removes the journal. Without --resume an existing journal
-// is an error, never discarded.
+// writes F and renames the journal F.rounds.jsonl: every round of both
+// sides and every rate measurement, kept beside the report for whoever
+// needs more than each side's best (which side moved in a row whose rounds
+// straddle a target). Without --resume an existing journal is an error,
+// never discarded.
 
 // journalSuffix names the journal beside the --out file.
 const journalSuffix = ".journal"
+
+// roundsSuffix names the finished run's journal beside the --out file.
+const roundsSuffix = ".rounds.jsonl"
 
 // journalSettings are what the measurements of a journal depend on; a
 // resumed run must have the same, or its rows would mix two setups.
@@ -228,7 +234,8 @@ func (j *benchJournal) addRate(p int, gflops float64) error {
 }
 
 // finish closes the journal and, when the run is done (its report
-// written), removes it. Calls after the first do nothing.
+// written), renames it from F.journal to F.rounds.jsonl (replacing an
+// earlier run's). Calls after the first do nothing.
 func (j *benchJournal) finish(done bool) error {
 	if j == nil || j.f == nil {
 		return nil
@@ -236,7 +243,7 @@ func (j *benchJournal) finish(done bool) error {
 	err := j.f.Close()
 	j.f = nil
 	if done && err == nil {
-		err = os.Remove(j.path)
+		err = os.Rename(j.path, strings.TrimSuffix(j.path, journalSuffix)+roundsSuffix)
 	}
 	return errors.Wrapf(err, "bench journal %s", j.path)
 }

@@ -78,6 +78,10 @@ func TestBenchJournal(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("a finished run's journal is still there: %v", err)
 	}
+	kept, err := os.ReadFile(strings.TrimSuffix(path, journalSuffix) + roundsSuffix)
+	if err != nil || !bytes.HasPrefix(kept, good) || bytes.Count(kept, []byte(`"round":{`)) != bytes.Count(good, []byte(`"round":{`))+1 {
+		t.Errorf("the finished run's rounds were not kept beside it (%v):\n%s", err, kept)
+	}
 
 	os.WriteFile(path, append(append([]byte{}, good...), "not json\n{}\n"...), 0o644)
 	if _, err := openBenchJournal(out, s, true); err == nil || !strings.Contains(err.Error(), "line 4") {
@@ -91,7 +95,8 @@ func TestBenchJournal(t *testing.T) {
 
 // A `wm bench` killed part-way is continued by `wm bench --resume`: the
 // rounds its journal holds are not measured again and make the same row;
-// the others are measured; the finished run removes the journal. Without
+// the others are measured; the finished run keeps the journal's lines as
+// F.rounds.jsonl. Without
 // --resume, or with other flags, the journal is refused and kept.
 func TestBenchResume(t *testing.T) {
 	var outb, errb bytes.Buffer
@@ -153,6 +158,12 @@ func TestBenchResume(t *testing.T) {
 	}
 	if _, err := os.Stat(file + journalSuffix); !os.IsNotExist(err) {
 		t.Errorf("the finished run's journal is still there: %v", err)
+	}
+	// (The killed run's last line may be torn, and is dropped on resuming:
+	// the kept file starts with the same settings line, not every byte.)
+	settingsLine, _, _ := bytes.Cut(journal, []byte("\n"))
+	if kept, err := os.ReadFile(file + roundsSuffix); err != nil || !bytes.HasPrefix(kept, settingsLine) || bytes.Count(kept, []byte(`"round":{`)) != 4 {
+		t.Errorf("the finished run's four rounds were not kept in %s (%v):\n%s", file+roundsSuffix, err, kept)
 	}
 	// The first row is the best of the journal's two rounds.
 	j := &benchJournal{path: "journal", rounds: map[roundKey]journalRound{}}
