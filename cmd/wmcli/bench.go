@@ -214,6 +214,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	defer cleanup()
+	peerMalloc := "none"
+	if peerScript != "" {
+		if cfg.peerEnv, peerMalloc, err = peerAllocator(cfg.peerMalloc, jemallocDirs); err != nil {
+			return fail(2, err)
+		}
+	}
 	var journal *benchJournal
 	if cfg.out != "" {
 		if journal, err = cfg.openJournal(self, peerScript, torchVersion); err != nil {
@@ -239,9 +245,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, "\n"+analysis+"\n"+blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin)+"\n")
 	if cfg.out != "" {
 		cpu := cpuModel()
-		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32). %s. %s\n\n"+
+		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32), allocator %s. %s. %s\n\n"+
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin), cfg.reps, cfg.rounds)
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), peerMalloc, "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin), cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}
@@ -265,6 +271,9 @@ type benchSettings struct {
 	reps        int
 	rounds      int
 	peer, out   string
+	// peerMalloc is the peer's allocator, "jemalloc" or "glibc"
+	// (peerAllocator).
+	peerMalloc string
 	// resume continues the run whose journal is beside out.
 	resume bool
 	// pin confines each measurement of a row on p threads, both sides'
@@ -272,6 +281,8 @@ type benchSettings struct {
 	// may run on (fewer than p allowed: not confined).
 	pin     bool
 	allowed []int
+	// peerEnv is the environment that gives the peer its allocator.
+	peerEnv []string
 }
 
 // cpusFor is the CPUs a measurement on p threads is confined to: the first
@@ -300,8 +311,12 @@ func (cfg benchSettings) openJournal(self, peerScript, torchVersion string) (*be
 	if peerScript == "" {
 		peer = ""
 	}
+	malloc := cfg.peerMalloc
+	if peerScript == "" {
+		malloc = ""
+	}
 	return openBenchJournal(cfg.out, journalSettings{Binary: hash, Patterns: cfg.pats, Sizes: cfg.base, SSDSizes: cfg.extra, Procs: cfg.procs,
-		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, Torch: torchVersion, Pin: cfg.pin}, cfg.resume)
+		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, PeerMalloc: malloc, Torch: torchVersion, Pin: cfg.pin}, cfg.resume)
 }
 
 // parseBenchArgs reads wm bench's flags and checks them.
@@ -317,6 +332,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		reps     = fs.Int("reps", 8, "timed steps after one warm-up (wm needs several steps in a fresh process to reach its steady speed)")
 		rounds   = fs.Int("rounds", 2, "times each configuration is measured, wm and the peer taking turns; each keeps its best figure")
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
+		malloc   = fs.String("peer-malloc", "jemalloc", "the peer's allocator: jemalloc (libjemalloc.so.2 preloaded, memory kept for reuse, as PyTorch's CPU guides recommend) or glibc (the C library's malloc)")
 		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written)")
 		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
 		pin      = fs.Bool("pin", runtime.GOOS == "linux", "run each measurement on p threads (both sides, and the BLAS rate) confined to the first p cores wm bench may use (Linux)")
@@ -324,7 +340,10 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 	if err := fs.Parse(args); err != nil {
 		return benchSettings{}, errBadFlags
 	}
-	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, out: *out, resume: *resume, pin: *pin}
+	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, peerMalloc: *malloc, out: *out, resume: *resume, pin: *pin}
+	if cfg.peerMalloc != "jemalloc" && cfg.peerMalloc != "glibc" {
+		return cfg, errors.Errorf("--peer-malloc: %q is not an allocator (jemalloc or glibc)", cfg.peerMalloc)
+	}
 	if cfg.resume && cfg.out == "" {
 		return cfg, errors.New("--resume: needs --out (the journal of the run to continue is kept beside it)")
 	}
@@ -520,7 +539,7 @@ func (cfg benchSettings) measureRound(self, peerScript, pat string, z benchSize,
 	if peerScript == "" {
 		return r, nil
 	}
-	peer, layout, err := measurePeer(cfg.peer, peerScript, p, cpus, args)
+	peer, layout, err := measurePeer(cfg.peer, peerScript, p, cpus, args, cfg.peerEnv)
 	if err != nil {
 		return r, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
 	}
@@ -568,7 +587,7 @@ func measureWM(self string, args []string, batch, p int, cpus []int) (benchResul
 // taking one layout would handicap the peer. It returns the best training
 // and the best evaluation figure, the peak RSS of the run with the best
 // training, and that run's layout.
-func measurePeer(python, script string, p int, cpus []int, args []string) (benchResult, string, error) {
+func measurePeer(python, script string, p int, cpus []int, args, env []string) (benchResult, string, error) {
 	layouts := [][2]int{{p, 1}}
 	if p > 1 {
 		layouts = append(layouts, [2]int{1, p})
@@ -577,7 +596,7 @@ func measurePeer(python, script string, p int, cpus []int, args []string) (bench
 	label := ""
 	for _, l := range layouts {
 		r, err := measureChild(append([]string{python, script, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(l[0])}, args...), cpus,
-			"OMP_NUM_THREADS="+fmt.Sprint(l[0]), "OPENBLAS_NUM_THREADS="+fmt.Sprint(l[1]))
+			append([]string{"OMP_NUM_THREADS=" + fmt.Sprint(l[0]), "OPENBLAS_NUM_THREADS=" + fmt.Sprint(l[1])}, env...)...)
 		if err != nil {
 			return best, "", errors.Wrapf(err, "%d OpenMP × %d OpenBLAS threads", l[0], l[1])
 		}

@@ -46,9 +46,13 @@ type journalSettings struct {
 	Experts  int         `json:"experts"`
 	Reps     int         `json:"reps"`
 	Rounds   int         `json:"rounds"`
-	Peer     string      `json:"peer"`  // the python, "" for none
-	Torch    string      `json:"torch"` // its torch version
-	Pin      bool        `json:"pin"`   // each side confined to its row's cores
+	Peer     string      `json:"peer"` // the python, "" for none
+	// PeerMalloc is the peer's allocator ("jemalloc", "glibc"; "" for no
+	// peer, and in journals written before there was a choice, when the
+	// peer ran with glibc's malloc).
+	PeerMalloc string `json:"peer_malloc,omitempty"`
+	Torch      string `json:"torch"` // its torch version
+	Pin        bool   `json:"pin"`   // each side confined to its row's cores
 }
 
 // journalRound is one round of one configuration: what measureRoundOf keeps

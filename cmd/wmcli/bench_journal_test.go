@@ -208,7 +208,7 @@ func TestBenchFailureKeepsJournal(t *testing.T) {
 	}
 	file := filepath.Join(tmp, "bench.md")
 	res, err := exec.Command(bin, "bench", "--patterns", "(SM)1", "--sizes", "32x32x2", "--ssd-sizes", "", "--procs", "1",
-		"--reps", "1", "--rounds", "1", "--peer", python, "--out", file).CombinedOutput()
+		"--reps", "1", "--rounds", "1", "--peer", python, "--peer-malloc", "glibc", "--out", file).CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("a run whose peer crashes: %v, want exit 1\n%s", err, res)

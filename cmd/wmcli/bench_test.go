@@ -34,13 +34,17 @@ func TestBench(t *testing.T) {
 		peer = "/usr/bin/python3"
 	}
 	file := filepath.Join(tmp, "bench.md")
+	malloc, mallocDesc := peerMallocForTests()
 	cmd := exec.Command(bin, "bench", "--patterns", "(SM)1;(SE)1 IE", "--sizes", "32x32x2", "--ssd-sizes", "32x64x1", "--procs", "2",
-		"--reps", "1", "--rounds", "2", "--experts", "64", "--peer", peer, "--out", file)
+		"--reps", "1", "--rounds", "2", "--experts", "64", "--peer", peer, "--peer-malloc", malloc, "--out", file)
 	res, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("wm bench: %v\n%s", err, res)
 	}
 	md, _ := os.ReadFile(file)
+	if peer != "" && !strings.Contains(string(md), "(CPU, float32), allocator "+mallocDesc) {
+		t.Errorf("the header does not name the peer's allocator %q:\n%s", mallocDesc, md)
+	}
 	// Each configuration is measured twice, wm and the peer taking turns.
 	if !strings.Contains(string(res), "(SM)1 d=32 t=64 b=1 threads=2, round 2 of 2") || !strings.Contains(string(md), "best of 2 rounds") {
 		t.Errorf("the second round is missing from the progress or the file's header:\n%s", res)
@@ -97,8 +101,9 @@ func TestBenchCoresOfEachSide(t *testing.T) {
 	}
 	bin, tmp := buildWM(t)
 	file := filepath.Join(tmp, "bench.md")
+	malloc, _ := peerMallocForTests()
 	cmd := exec.Command(bin, "bench", "--patterns", "(SM)1", "--sizes", "32x32x2", "--ssd-sizes", "", "--procs", "1",
-		"--reps", "1", "--rounds", "1", "--peer", "/usr/bin/python3", "--out", file)
+		"--reps", "1", "--rounds", "1", "--peer", "/usr/bin/python3", "--peer-malloc", malloc, "--out", file)
 	if res, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("wm bench: %v\n%s", err, res)
 	}
@@ -107,4 +112,15 @@ func TestBenchCoresOfEachSide(t *testing.T) {
 	if !strings.Contains(string(md), want) {
 		t.Errorf("bench.md's header lacks %q:\n%s", want, md)
 	}
+}
+
+// peerMallocForTests is the peer allocator the tests that run the peer
+// give wm bench: jemalloc where libjemalloc2 is installed, else glibc's
+// malloc (a test machine need not have the package); and how the report's
+// header names it.
+func peerMallocForTests() (choice, desc string) {
+	if _, desc, err := peerAllocator("jemalloc", jemallocDirs); err == nil {
+		return "jemalloc", desc
+	}
+	return "glibc", "glibc's malloc"
 }
