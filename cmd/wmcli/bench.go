@@ -307,13 +307,9 @@ func (cfg benchSettings) openJournal(self, peerScript, torchVersion string) (*be
 	if err != nil {
 		return nil, err
 	}
-	peer := cfg.peer
+	peer, malloc := cfg.peer, cfg.peerMalloc
 	if peerScript == "" {
-		peer = ""
-	}
-	malloc := cfg.peerMalloc
-	if peerScript == "" {
-		malloc = ""
+		peer, malloc = "", ""
 	}
 	return openBenchJournal(cfg.out, journalSettings{Binary: hash, Patterns: cfg.pats, Sizes: cfg.base, SSDSizes: cfg.extra, Procs: cfg.procs,
 		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, PeerMalloc: malloc, Torch: torchVersion, Pin: cfg.pin}, cfg.resume)
@@ -333,7 +329,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		rounds   = fs.Int("rounds", 2, "times each configuration is measured, wm and the peer taking turns; each keeps its best figure")
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
 		malloc   = fs.String("peer-malloc", "jemalloc", "the peer's allocator: jemalloc (libjemalloc.so.2 preloaded, memory kept for reuse, as PyTorch's CPU guides recommend) or glibc (the C library's malloc)")
-		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written)")
+		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written, then in FILE.rounds.jsonl)")
 		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
 		pin      = fs.Bool("pin", runtime.GOOS == "linux", "run each measurement on p threads (both sides, and the BLAS rate) confined to the first p cores wm bench may use (Linux)")
 	)
