@@ -81,14 +81,6 @@ type coldPools[T floats] struct {
 	next [3]int
 }
 
-// newColdPools makes buffers of max(spanElems, 2·need) elements for each
-// role with a need (none where need is 0), filled as replayOperands fills.
-func newColdPools[T floats](need [3]int, spanElems int) *coldPools[T] {
-	p := &coldPools[T]{}
-	p.fit(need, spanElems)
-	return p
-}
-
 // fit makes each role's buffer with a need at least max(spanElems, 2·need)
 // elements long: a buffer already that long is kept, with its cursor; a
 // shorter one (or none) is replaced by a new one, filled as

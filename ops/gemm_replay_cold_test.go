@@ -55,7 +55,8 @@ func TestPlaceWalksAndWraps(t *testing.T) {
 func TestColdProductTakesSuccessivePlaces(t *testing.T) {
 	s := GemmShape{TransB: true, M: 2, N: 3, K: 4, LDA: 4, LDB: 4, LDC: 3}
 	n := s.operandElems()
-	p := newColdPools[float64](n, 64)
+	p := &coldPools[float64]{}
+	p.fit(n, 64)
 	run := p.product(s)
 	// a (8 elements), b (12) and c (6) each take a line of 16 a call; the
 	// pools hold 64, so the fifth call starts again at 0, and after call i

@@ -170,6 +170,12 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		TrainRecordedMS: ms(tp.TrainRecorded), EvalRecordedMS: ms(tp.EvalRecorded)}
 	// The replays' operands come after the peak RSS is read, so that they
 	// are not counted as the measurement's memory.
+	// One cold replay for both paths, so that its buffers are filled once.
+	coldReplay, err := ops.NewColdReplay(ops.ColdSpan(runtime.GOMAXPROCS(0)))
+	if err != nil {
+		fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
+		return 1
+	}
 	for _, r := range []struct {
 		shapes   ops.GemmShapes
 		ms, cold *float64
@@ -179,7 +185,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 			return 1
 		}
-		cold, err := ops.ReplayGemmShapesCold(r.shapes, runtime.GOMAXPROCS(0), 2, ops.ColdSpan(runtime.GOMAXPROCS(0)))
+		cold, err := coldReplay.Replay(r.shapes, runtime.GOMAXPROCS(0), 2)
 		if err != nil {
 			fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 			return 1
@@ -337,8 +343,8 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		return benchSettings{}, errBadFlags
 	}
 	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, peerMalloc: *malloc, out: *out, resume: *resume, pin: *pin}
-	if cfg.peerMalloc != "jemalloc" && cfg.peerMalloc != "glibc" {
-		return cfg, errors.Errorf("--peer-malloc: %q is not an allocator (jemalloc or glibc)", cfg.peerMalloc)
+	if err := checkPeerMalloc(cfg.peerMalloc); err != nil {
+		return cfg, err
 	}
 	if cfg.resume && cfg.out == "" {
 		return cfg, errors.New("--resume: needs --out (the journal of the run to continue is kept beside it)")
