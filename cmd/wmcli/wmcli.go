@@ -55,6 +55,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if stepCommands[args[0]] {
+		setStepGC()
 		if err := setStepScheduling(stderr); err != nil {
 			fmt.Fprintf(stderr, "wm %s: %v\n", args[0], err)
 			return 2
