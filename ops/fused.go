@@ -102,6 +102,10 @@ func (op fusedOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op fusedOp) Do(vals ...G.Value) (G.Value, error) {
+	if t := execTrace.Load(); t != nil && t.dry(op.out) {
+		t.record(op.out)
+		return valueOf(t.dryBuffer(vals[0].Dtype(), op.k.outShape().TotalSize()), op.k.outShape()), nil
+	}
 	in, dt, err := buffersOf(op.k, vals)
 	if err != nil {
 		return nil, err
@@ -152,7 +156,8 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	}
 	diff := op.k.diffWRT()
 	children := append(append(G.Nodes{}, inputs...), output, grad)
-	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer)}, children...)
+	side := &sideGradients{}
+	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side}, children...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
@@ -162,7 +167,7 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 		if !diff[i] {
 			continue
 		}
-		if res[i], err = G.ApplyOp(unpackOp{of: op.k.name(), index: i, offset: off, shape: s.Clone()}, packed); err != nil {
+		if res[i], err = G.ApplyOp(unpackOp{of: op.k.name(), index: i, offset: off, shape: s.Clone(), side: side}, packed); err != nil {
 			return nil, errors.Wrapf(err, "%s backward: gradient of input %d", op.k.name(), i)
 		}
 		off += s.TotalSize()
@@ -183,10 +188,42 @@ func packedSize(k kernel) int {
 }
 
 // fusedDiffOp computes every gradient of a kernel in one call, packed in a
-// vector that is kept from one run to the next (see reusedBuffer).
+// vector that is kept from one run to the next (see reusedBuffer), except
+// the gradients a plan moved to buffers of their own (side).
 type fusedDiffOp struct {
 	k      kernel
 	packed *reusedBuffer
+	side   *sideGradients
+}
+
+// sideGradients are the gradients of one fusedDiffOp that PlanBuffers moved
+// out of its packed vector, each into a buffer of its own, so that the
+// packed vector can be shared once its other gradients are read: a
+// weight's gradient, which the caller reads after the run, or a gradient
+// that a Gorgonia op reads (the sum Gorgonia builds for a value read
+// twice). by maps an input's index to its buffer; nil until a plan moves
+// one. The backward op and its unpack ops share it.
+type sideGradients struct {
+	by map[int]*reusedBuffer
+}
+
+// of is input i's own gradient buffer, nil when the gradient is in the
+// packed vector.
+func (s *sideGradients) of(i int) *reusedBuffer {
+	if s == nil {
+		return nil
+	}
+	return s.by[i]
+}
+
+// drop lets go of the gradients' own buffers, which stay the inputs' own.
+func (s *sideGradients) drop() {
+	if s == nil {
+		return
+	}
+	for _, r := range s.by {
+		r.buf = nil
+	}
 }
 
 func (op fusedDiffOp) Arity() int { return len(op.k.inShapes()) + 2 }
@@ -208,6 +245,10 @@ func (op fusedDiffOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 
 func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 	n := len(op.k.inShapes())
+	if t := execTrace.Load(); t != nil && t.dry(op.packed) {
+		t.record(op.packed)
+		return valueOf(t.dryBuffer(vals[n].Dtype(), packedSize(op.k)), tensor.Shape{packedSize(op.k)}), nil
+	}
 	in, dt, err := buffersOf(op.k, vals[:n])
 	if err != nil {
 		return nil, err
@@ -223,14 +264,20 @@ func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 	if t := execTrace.Load(); t != nil {
 		t.record(op.packed)
 	}
-	packed := op.packed.get(dt, packedSize(op.k), !overwritesGradients(op.k))
+	zero := !overwritesGradients(op.k)
+	packed := op.packed.get(dt, packedSize(op.k), zero)
 	dIn := make([]any, n)
 	off := 0
 	for i, s := range op.k.inShapes() {
-		if op.k.diffWRT()[i] {
-			dIn[i] = sliceBuffer(packed, off, off+s.TotalSize())
-			off += s.TotalSize()
+		if !op.k.diffWRT()[i] {
+			continue
 		}
+		if r := op.side.of(i); r != nil {
+			dIn[i] = r.get(dt, s.TotalSize(), zero)
+		} else {
+			dIn[i] = sliceBuffer(packed, off, off+s.TotalSize())
+		}
+		off += s.TotalSize()
 	}
 	if err := op.k.backward(in, out, dOut, dIn); err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
@@ -248,13 +295,15 @@ func (op fusedDiffOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
 func (op fusedDiffOp) String() string   { return fmt.Sprintf("%sDiff{%s}", op.k.name(), op.k.attrs()) }
 
 // unpackOp returns the gradient of one input of a fusedDiffOp: a tensor over
-// its part of the packed vector, without copying. The parts do not overlap,
-// so a later in-place op on one gradient never touches another.
+// its part of the packed vector, without copying, or over its own buffer
+// when a plan moved it there (side). The parts do not overlap, so a later
+// in-place op on one gradient never touches another.
 type unpackOp struct {
 	of     string
 	index  int
 	offset int
 	shape  tensor.Shape
+	side   *sideGradients
 }
 
 func (op unpackOp) Arity() int { return 1 }
@@ -264,6 +313,13 @@ func (op unpackOp) Type() hm.Type {
 }
 func (op unpackOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape.Clone(), nil }
 func (op unpackOp) Do(vals ...G.Value) (G.Value, error) {
+	if r := op.side.of(op.index); r != nil {
+		// The backward op wrote this gradient into r in the same run.
+		if r.buf == nil {
+			return nil, errors.Errorf("%s gradient %d: read before the backward op wrote it", op.of, op.index)
+		}
+		return valueOf(r.buf, op.shape), nil
+	}
 	src := vals[0].Data()
 	n := op.shape.TotalSize()
 	switch s := src.(type) {

@@ -24,9 +24,14 @@ import (
 //
 // Only a fused op's output whose every reader is a fused op (forward or
 // backward) takes part, and a backward op's packed gradients when every
-// reader of every gradient in them is: a Gorgonia op may work in place on
-// its input or view it, and the caller reads some values after the run
-// (loss, gradients: the keep nodes). Planning changes where values are
+// reader of at least one gradient in them is: a Gorgonia op may work in
+// place on its input or view it, and the caller reads some values after
+// the run (loss, gradients: the keep nodes). The packed vector's other
+// gradients (a weight's, which the caller keeps; one that Gorgonia's sum
+// for a value read twice reads) move to buffers of their own
+// (sideGradients), so that a linear layer's large input gradient no longer
+// holds its vector for the whole run because its small weight gradient is
+// kept. Planning changes where values are
 // written, not how they are computed, so results are the same to the bit
 // (TestPlanBuffersSameBits, and the trainer's same-seed tests). A kernel that keeps its inputs for its
 // backward (forwardSave) is safe: its backward reads the same inputs, so they
@@ -50,12 +55,44 @@ var ErrPlanBusy = errors.New("plan buffers: another plan is being recorded")
 var execTrace atomic.Pointer[traceLog]
 
 // traceLog records the order in which fused ops run: each op is known by its
-// output buffer, which is its own.
+// output buffer, which is its own. In a dry trace (PlanBuffersDry) the ops
+// of the graphs being planned (dryOps, written before the trace starts and
+// only read after) skip their kernels and all write into the few buffers of
+// dryOut, one per dtype and size; another graph's ops, which may run at the
+// same time, run as usual.
 type traceLog struct {
-	mu    sync.Mutex
-	order map[*reusedBuffer]int
-	runs  map[*reusedBuffer]int
-	next  int
+	mu     sync.Mutex
+	order  map[*reusedBuffer]int
+	runs   map[*reusedBuffer]int
+	next   int
+	dryOps map[*reusedBuffer]bool
+	dryOut map[dryKey]any
+}
+
+// dry says whether the op that owns r skips its kernel in this trace.
+func (t *traceLog) dry(r *reusedBuffer) bool { return t.dryOps[r] }
+
+// dryKey names one of a dry trace's buffers.
+type dryKey struct {
+	dt tensor.Dtype
+	n  int
+}
+
+// dryBuffer is the dry trace's buffer of n elements of dt, which every op
+// of that size writes into (and none reads for anything that matters).
+func (t *traceLog) dryBuffer(dt tensor.Dtype, n int) any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := dryKey{dt, n}
+	if b, ok := t.dryOut[k]; ok {
+		return b
+	}
+	if t.dryOut == nil {
+		t.dryOut = map[dryKey]any{}
+	}
+	b := newBuffer(dt, n)
+	t.dryOut[k] = b
+	return b
 }
 
 func (t *traceLog) record(r *reusedBuffer) {
@@ -78,7 +115,36 @@ func (t *traceLog) record(r *reusedBuffer) {
 // calling run. It replaces any earlier plan of the same graphs; run's
 // results are those of an unplanned run.
 func PlanBuffers(run func() error, keep G.Nodes, graphs ...*G.ExprGraph) ([]BufferPlan, error) {
+	return planBuffers(run, false, keep, graphs)
+}
+
+// PlanBuffersDry is PlanBuffers with a dry run: while run runs, every fused
+// op records its place and returns a buffer it shares with every other op
+// of its size, without running its kernel. The graphs' values after run are
+// meaningless, so the caller runs them again for its results. What it
+// spares is memory: a recorded run that computes holds every op's own
+// buffer at once, before the plan lets them share, and that first run set
+// the peak of a training process (docs/performance.md, "Go's collector and
+// the peak"). After a dry plan of graphs that never ran, no fused op holds
+// a buffer; the next run allocates only the planned ones. The graphs must not run on several
+// goroutines at once during run (the shared buffers would be written by
+// two), and Gorgonia's own ops still compute, on meaningless values.
+func PlanBuffersDry(run func() error, keep G.Nodes, graphs ...*G.ExprGraph) ([]BufferPlan, error) {
+	return planBuffers(run, true, keep, graphs)
+}
+
+func planBuffers(run func() error, dry bool, keep G.Nodes, graphs []*G.ExprGraph) ([]BufferPlan, error) {
 	t := &traceLog{order: map[*reusedBuffer]int{}, runs: map[*reusedBuffer]int{}}
+	if dry {
+		t.dryOps = map[*reusedBuffer]bool{}
+		for _, g := range graphs {
+			for _, n := range g.AllNodes() {
+				if r := ownBuffer(n.Op()); r != nil {
+					t.dryOps[r] = true
+				}
+			}
+		}
+	}
 	if !execTrace.CompareAndSwap(nil, t) {
 		return nil, ErrPlanBusy
 	}
@@ -105,11 +171,15 @@ func PlanBuffers(run func() error, keep G.Nodes, graphs ...*G.ExprGraph) ([]Buff
 	return plans, nil
 }
 
-// unplan gives every fused op of g its own buffer again.
+// unplan gives every fused op of g its own buffer again, and puts every
+// backward op's gradients back in its packed vector.
 func unplan(g *G.ExprGraph) {
 	for _, n := range g.AllNodes() {
 		if r := ownBuffer(n.Op()); r != nil {
 			r.shared = nil
+		}
+		if d, ok := n.Op().(fusedDiffOp); ok && d.side != nil {
+			d.side.by = nil
 		}
 	}
 }
@@ -210,20 +280,35 @@ func planGraph(g *G.ExprGraph, t *traceLog, kept map[*G.Node]bool) BufferPlan {
 		}
 		size := n.Shape().TotalSize()
 		last, ok := -1, true
-		if _, diff := n.Op().(fusedDiffOp); !diff {
+		var side []int
+		if d, diff := n.Op().(fusedDiffOp); !diff {
 			last, ok = lastRead(n, first)
 		} else {
 			// The packed gradients are read through unpack nodes, views
-			// of them: their readers are the buffer's.
+			// of them: their readers are the buffer's. A gradient that
+			// is kept, or that something other than a fused op reads,
+			// moves to a buffer of its own (side), and the rest of the
+			// vector can still be shared.
 			for _, u := range readers[n] {
-				if _, view := u.Op().(unpackOp); !view {
+				view, isView := u.Op().(unpackOp)
+				if !isView || d.side == nil || view.side != d.side {
 					ok = false
 					break
 				}
 				l, lok := lastRead(u, first)
-				ok, last = ok && lok, max(last, l)
+				if !lok {
+					side = append(side, view.index)
+					continue
+				}
+				last = max(last, l)
 			}
 			ok = ok && last >= 0
+			if ok && len(side) > 0 {
+				d.side.by = map[int]*reusedBuffer{}
+				for _, i := range side {
+					d.side.by[i] = new(reusedBuffer)
+				}
+			}
 		}
 		if !ok {
 			continue

@@ -31,7 +31,13 @@ func newPlanChain(t *testing.T, n int, grad bool) planChain {
 	}
 	x := G.NewTensor(g, tensor.Float64, 2, G.WithShape(4, 6), G.WithName("x"),
 		G.WithValue(tensor.New(tensor.WithShape(4, 6), tensor.WithBacking(xs))))
-	w := G.NewMatrix(g, tensor.Float64, G.WithShape(6, 6), G.WithName("w"), G.WithInit(G.GlorotN(1)))
+	ws := make([]float64, 6*6)
+	for i := range ws {
+		ws[i] = r.NormFloat64() / 3
+	}
+	// Values, not an initialiser, so that two chains compute the same.
+	w := G.NewMatrix(g, tensor.Float64, G.WithShape(6, 6), G.WithName("w"),
+		G.WithValue(tensor.New(tensor.WithShape(6, 6), tensor.WithBacking(ws))))
 	c := planChain{g: g, x: x}
 	h := x
 	for i := 0; i < n; i++ {
@@ -263,5 +269,139 @@ func TestPlanBuffersSeesThroughReshapes(t *testing.T) {
 			t.Errorf("reshape kept %v: cost %v after planning, %v before", keepReshape, got, want)
 		}
 		vm.Close()
+	}
+}
+
+// A dry plan (PlanBuffersDry) runs no kernel and leaves no fused op holding
+// a buffer, plans the same sharing as a recorded run, and the runs after it
+// give an unplanned run's values to the bit. Another graph run during the
+// dry trace computes as usual.
+func TestPlanBuffersDry(t *testing.T) {
+	ref := newPlanChain(t, 8, true)
+	refVM := G.NewTapeMachine(ref.g)
+	defer refVM.Close()
+	want := ref.values(t, refVM) // unplanned
+	recorded := newPlanChain(t, 8, true)
+	recVM := G.NewTapeMachine(recorded.g)
+	defer recVM.Close()
+	recPlans, err := PlanBuffers(func() error { recorded.values(t, recVM); return nil }, G.Nodes{recorded.cost, recorded.grad}, recorded.g)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+
+	c := newPlanChain(t, 8, true)
+	vm := G.NewTapeMachine(c.g)
+	defer vm.Close()
+	other := newPlanChain(t, 8, true)
+	otherVM := G.NewTapeMachine(other.g)
+	defer otherVM.Close()
+	var otherGot [][]float64
+	var dryFLOPs int64
+	plans, err := PlanBuffersDry(func() error {
+		before := GemmFLOPs()
+		if err := vm.RunAll(); err != nil {
+			return err
+		}
+		dryFLOPs = GemmFLOPs() - before
+		vm.Reset()
+		otherGot = other.values(t, otherVM)
+		return nil
+	}, G.Nodes{c.cost, c.grad}, c.g)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	if dryFLOPs != 0 {
+		t.Errorf("the dry run did %d FLOPs of products: its kernels ran", dryFLOPs)
+	}
+	if plans[0] != recPlans[0] {
+		t.Errorf("dry plan %+v, a recorded run's %+v", plans[0], recPlans[0])
+	}
+	for _, n := range c.g.AllNodes() {
+		if r := ownBuffer(n.Op()); r != nil && (r.buf != nil || (r.shared != nil && r.shared.buf != nil)) {
+			t.Errorf("%v holds a buffer after a dry plan", n.Op())
+		}
+	}
+	same := func(what string, got [][]float64) {
+		t.Helper()
+		for i, v := range got {
+			for j := range v {
+				if v[j] != want[i][j] {
+					t.Fatalf("%s: value %d[%d] = %v, unplanned %v", what, i, j, v[j], want[i][j])
+				}
+			}
+		}
+	}
+	same("the graph run during the dry trace", otherGot)
+	same("first run after the dry plan", c.values(t, vm))
+	same("second run after the dry plan", c.values(t, vm))
+}
+
+// A backward op whose input gradient fused ops read, but whose weight
+// gradient Gorgonia sums (w is read by several links) or the caller keeps,
+// is planned: the weight gradient moves to a buffer of its own
+// (sideGradients), which no other value shares, and the results keep their
+// bits.
+func TestPlanBuffersMovesKeptGradients(t *testing.T) {
+	c := newPlanChain(t, 8, true)
+	vm := G.NewTapeMachine(c.g)
+	defer vm.Close()
+	want := c.values(t, vm)
+	if _, err := PlanBuffers(func() error { c.values(t, vm); return nil }, G.Nodes{c.cost, c.grad}, c.g); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	// Four linears; the first one's input gradient is read by nothing, so
+	// its vector stays its own, and the other three are planned with their
+	// weight gradients moved.
+	planned, moved := 0, 0
+	for _, n := range c.g.AllNodes() {
+		d, ok := n.Op().(fusedDiffOp)
+		if !ok || d.k.name() != "linear" {
+			continue
+		}
+		if d.packed.shared != nil {
+			planned++
+		}
+		if d.side.of(1) != nil {
+			moved++
+		}
+	}
+	if planned != 3 || moved != 3 {
+		t.Fatalf("%d of 4 linears' gradients planned and %d weight gradients moved, want 3 and 3", planned, moved)
+	}
+	for run := 0; run < 2; run++ {
+		got := c.values(t, vm)
+		for i, v := range got {
+			for j := range v {
+				if v[j] != want[i][j] {
+					t.Fatalf("run %d after planning: value %d[%d] = %v, unplanned %v", run, i, j, v[j], want[i][j])
+				}
+			}
+		}
+	}
+	// No shared buffer is a moved gradient's.
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	shared := map[*float64]bool{}
+	for _, n := range c.g.AllNodes() {
+		if r := ownBuffer(n.Op()); r != nil && r.shared != nil {
+			shared[&n.Value().Data().([]float64)[0]] = true
+		}
+	}
+	for _, n := range c.g.AllNodes() {
+		if u, ok := n.Op().(unpackOp); ok && u.side.of(u.index) != nil && shared[&n.Value().Data().([]float64)[0]] {
+			t.Errorf("%v's moved gradient is in a shared buffer", u)
+		}
+	}
+	vm.Reset()
+	ReleaseBuffers(c.g)
+	for _, n := range c.g.AllNodes() {
+		if d, ok := n.Op().(fusedDiffOp); ok {
+			for i, r := range d.side.by {
+				if r.buf != nil {
+					t.Errorf("%v holds gradient %d's own buffer after ReleaseBuffers", d, i)
+				}
+			}
+		}
 	}
 }

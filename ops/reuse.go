@@ -166,6 +166,7 @@ func ReleaseBuffers(g *G.ExprGraph) {
 			}
 		case fusedDiffOp:
 			op.packed.drop()
+			op.side.drop()
 		}
 	}
 }

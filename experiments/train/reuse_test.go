@@ -8,12 +8,14 @@ import (
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // The fused ops keep their output buffers from one run to the next. A
 // program that has already run on another batch must then give exactly what
-// a freshly compiled one gives: the same loss and the same gradients, for
-// every layer kind, in both dtypes.
+// a freshly compiled one gives, and both what a program that never plans its
+// buffers gives: the same loss and the same gradients, for every layer
+// kind, in both dtypes.
 func TestReusedBuffersMatchFreshProgram(t *testing.T) {
 	const bs, seqLen = 2, 12
 	cfg := graph.Config{Pattern: "S M A E I R H K B M", Vocab: 50, DModel: 16, Heads: 2, MaxPosition: 32,
@@ -66,6 +68,19 @@ func TestReusedBuffersMatchFreshProgram(t *testing.T) {
 				t.Fatalf("%+v", err)
 			}
 			wantB, wantGrads := result(fresh, 2)
+			// A program that never plans (plans set, so it never records
+			// one) gives what the planned ones give: the dry run that
+			// planned fresh computed nothing that its first run kept.
+			unplanned, err := compile(m, bs, seqLen, true)
+			if err != nil {
+				t.Fatalf("%+v", err)
+			}
+			unplanned.plans = []ops.BufferPlan{}
+			if lossU, gradsU := result(unplanned, 2); lossU != wantB {
+				t.Errorf("a fresh planned program's loss %v, an unplanned one's %v", wantB, lossU)
+			} else {
+				sameGradients(t, unplanned, wantGrads, gradsU, "fresh planned program", "unplanned program")
+			}
 			fresh.release()
 			if again, _ := result(fresh, 2); again != wantB {
 				t.Errorf("after ReleaseBuffers the loss is %v, before %v", again, wantB)

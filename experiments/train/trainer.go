@@ -108,8 +108,11 @@ func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
 		return 0, 0, errors.Errorf("run: a batch of %d ids and %d targets rows, the program takes %d", len(ids), len(targets), p.batch)
 	}
 	if p.plans == nil {
-		// The first run records the order of the ops, for the shards'
-		// output buffers to be shared from the next run on.
+		// Before the first run, a dry run (ops.PlanBuffersDry: no kernel
+		// computes) records the order of the ops, so that the shards'
+		// output buffers are shared from the first real run on. A recorded
+		// run that computed would hold every op's own buffer at once, and
+		// set the process's peak memory.
 		var keep G.Nodes
 		graphs := make([]*G.ExprGraph, len(p.shards))
 		for k, s := range p.shards {
@@ -117,20 +120,25 @@ func (p *program) run(ids, targets [][]int) (loss, ce float64, err error) {
 			graphs[k] = s.graph
 		}
 		var runErr error
-		p.plans, err = ops.PlanBuffers(func() error {
-			loss, ce, runErr = p.runAll(ids, targets)
-			return runErr
+		p.plans, err = ops.PlanBuffersDry(func() error {
+			// One shard at a time: a dry run's ops share buffers.
+			rows := p.batch / len(p.shards)
+			for k, s := range p.shards {
+				if runErr = s.run(ids[k*rows:(k+1)*rows], targets[k*rows:(k+1)*rows]); runErr != nil {
+					return errors.Wrapf(runErr, "shard %d of %d", k, len(p.shards))
+				}
+			}
+			return nil
 		}, keep, graphs...)
+		p.reset() // the dry run's values mean nothing
 		switch {
 		case runErr != nil:
-			return 0, 0, runErr
+			return 0, 0, err
 		case err == ops.ErrPlanBusy:
 			// Another program is recording its plan: run unplanned and
 			// plan on a later run.
 		case err != nil:
 			return 0, 0, err
-		default:
-			return loss, ce, nil
 		}
 	}
 	return p.runAll(ids, targets)
