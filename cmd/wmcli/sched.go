@@ -11,7 +11,8 @@ import (
 )
 
 // stepCommands are the commands that run training or evaluation steps; wm
-// puts their process under Linux's SCHED_BATCH policy first.
+// runs Go's collector at stepGCPercent for them and puts their process
+// under Linux's SCHED_BATCH policy first.
 var stepCommands = map[string]bool{"train": true, "generate": true, "run": true, "sweep": true, "bench": true, "bench-one": true, "products": true}
 
 // schedEnv names the environment variable that chooses the scheduling
