@@ -69,6 +69,10 @@ type benchResult struct {
 	// (sched_getaffinity; len(os.sched_getaffinity(0)) on the peer's), 0
 	// where the system does not say.
 	Cores int `json:"cores,omitempty"`
+	// GC is wm's garbage collector setting during the measurement
+	// ("GOGC=25", "GOGC=off"; gcSetting), "" on the peer's side and in
+	// results from before wm reported it.
+	GC string `json:"gc,omitempty"`
 	// wm only: matrix-product work per step (GFLOP), and the BLAS's
 	// measured rate (GFLOP/s) for `bench-one --gemm-rate`.
 	TrainGFLOP float64 `json:"train_gflop,omitempty"`
@@ -164,7 +168,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	total, _, _ := graph.CountConfig(cfg)
 	sched, _ := ops.SchedulingPolicy() // "" where the system has no policies to name
 	procs := float64(runtime.GOMAXPROCS(0))
-	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched, Cores: cpuCount(),
+	res := benchResult{Train: tp.Train, Eval: tp.Eval, RSSMB: rss.PeakMB(), Params: total, BLASCore: ops.BLASCore(), Sched: sched, Cores: cpuCount(), GC: gcSetting(),
 		TrainGFLOP: tp.TrainGemmFLOPs / 1e9, EvalGFLOP: tp.EvalGemmFLOPs / 1e9,
 		TrainBLASMS: ms(tp.TrainBLASTime) / procs, EvalBLASMS: ms(tp.EvalBLASTime) / procs,
 		TrainRecordedMS: ms(tp.TrainRecorded), EvalRecordedMS: ms(tp.EvalRecorded)}
@@ -248,12 +252,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	analysis := benchAnalysis(rows)
-	fmt.Fprint(stdout, "\n"+analysis+"\n"+blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin)+"\n")
+	notes := benchNotes(rows, cfg.pin)
+	fmt.Fprint(stdout, "\n"+analysis+"\n"+notes+"\n")
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32), allocator %s. %s. %s\n\n"+
 			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
-			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), peerMalloc, "Command: wm bench "+strings.Join(args, " "), blasCoreNote(rows)+" "+schedNote(rows)+" "+coresNote(rows, cfg.pin), cfg.reps, cfg.rounds)
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), peerMalloc, "Command: wm bench "+strings.Join(args, " "), notes, cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
 		}

@@ -413,6 +413,32 @@ func scaling(b *strings.Builder, rows []benchRow) {
 	fmt.Fprintf(b, "- **Scaling, training tokens/s at %d threads ÷ at 1:** %s.\n", maxThreads, strings.Join(parts, "; "))
 }
 
+// benchNotes are the report's notes on how each side ran: the OpenBLAS
+// kernels, the scheduling policy, the cores and wm's collector.
+func benchNotes(rows []benchRow, pin bool) string {
+	notes := blasCoreNote(rows) + " " + schedNote(rows) + " " + coresNote(rows, pin)
+	if gc := gcNote(rows); gc != "" {
+		notes += " " + gc
+	}
+	return notes
+}
+
+// gcNote names the garbage collector settings wm's measurements report
+// (the step commands run at GOGC=25 unless GOGC is set: cmd/wmcli/gc.go),
+// "" when none reports one.
+func gcNote(rows []benchRow) string {
+	var gc []string
+	for _, r := range rows {
+		if r.WM.GC != "" {
+			gc = appendNew(gc, r.WM.GC)
+		}
+	}
+	if len(gc) == 0 {
+		return ""
+	}
+	return "Go's collector (wm): " + strings.Join(gc, ", ") + "."
+}
+
 // blasCoreNote says which OpenBLAS kernels wm and the peer ran (both load
 // the same libopenblas, which picks its kernels from the CPU or from
 // OPENBLAS_CORETYPE) and names the rows where the two differ: there the

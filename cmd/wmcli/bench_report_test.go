@@ -209,6 +209,31 @@ func TestBenchCoresNote(t *testing.T) {
 	}
 }
 
+// The notes name wm's collector setting as the measurements report it,
+// every distinct one, and say nothing where none reports one.
+func TestBenchGCNote(t *testing.T) {
+	side := func(gc string) benchResult { return benchResult{Train: 1, GC: gc} }
+	z := benchSize{D: 64, T: 256, B: 8}
+	rows := []benchRow{
+		{Pattern: "(SM)4", Size: z, Threads: 1, WM: side("GOGC=25"), Peer: side("")},
+		{Pattern: "(SM)4", Size: z, Threads: 2, WM: side("GOGC=25"), Peer: side("")},
+		{Pattern: "(AM)4", Size: z, Threads: 1, WM: side("GOGC=100"), Peer: side("")},
+		{Pattern: "(AM)4", Size: z, Threads: 2, WM: side(""), Peer: side("")},
+	}
+	if got, want := gcNote(rows[:2]), "Go's collector (wm): GOGC=25."; got != want {
+		t.Errorf("one setting: got %q, want %q", got, want)
+	}
+	if got, want := gcNote(rows), "Go's collector (wm): GOGC=25, GOGC=100."; got != want {
+		t.Errorf("two settings: got %q, want %q", got, want)
+	}
+	if got := gcNote(rows[3:]); got != "" {
+		t.Errorf("no setting reported: got %q, want none", got)
+	}
+	if got := benchNotes(rows[:1], true); !strings.HasSuffix(got, " Go's collector (wm): GOGC=25.") || !strings.HasPrefix(got, "OpenBLAS kernels") {
+		t.Errorf("the notes %q do not end with the collector's", got)
+	}
+}
+
 // The share of the ceiling is judged per d_model: 0.6 at d_model 64, 0.9
 // at 256; a row of another width is left out, and one faster than its
 // ceiling is not counted as met.

@@ -3,6 +3,7 @@ package wmcli
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
 )
 
 // stepGCPercent is the garbage collector's GOGC for the step commands: the
@@ -25,4 +26,15 @@ func setStepGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(stepGCPercent)
 	}
+}
+
+// gcSetting names the collector's current GOGC: "GOGC=25", or "GOGC=off"
+// when collection is off.
+func gcSetting() string {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	if p < 0 {
+		return "GOGC=off"
+	}
+	return "GOGC=" + strconv.Itoa(p)
 }

@@ -13,9 +13,17 @@ func TestSetStepGC(t *testing.T) {
 
 	t.Setenv("GOGC", "")
 	setStepGC()
+	if got, want := gcSetting(), "GOGC=25"; got != want {
+		t.Errorf("GOGC unset: gcSetting says %q, want %q", got, want)
+	}
 	if got := debug.SetGCPercent(100); got != stepGCPercent {
 		t.Errorf("GOGC unset: the collector's percent is %d, want %d", got, stepGCPercent)
 	}
+	debug.SetGCPercent(-1)
+	if got, want := gcSetting(), "GOGC=off"; got != want {
+		t.Errorf("collection off: gcSetting says %q, want %q", got, want)
+	}
+	debug.SetGCPercent(100)
 
 	t.Setenv("GOGC", "100")
 	setStepGC()
