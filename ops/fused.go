@@ -102,16 +102,15 @@ func (op fusedOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op fusedOp) Do(vals ...G.Value) (G.Value, error) {
-	if t := execTrace.Load(); t != nil && t.dry(op.out) {
+	if t := execTrace.Load(); t != nil {
 		t.record(op.out)
-		return valueOf(t.dryBuffer(vals[0].Dtype(), op.k.outShape().TotalSize()), op.k.outShape()), nil
+		if t.dry(op.out) {
+			return valueOf(t.dryBuffer(vals[0].Dtype(), op.k.outShape().TotalSize()), op.k.outShape()), nil
+		}
 	}
 	in, dt, err := buffersOf(op.k, vals)
 	if err != nil {
 		return nil, err
-	}
-	if t := execTrace.Load(); t != nil {
-		t.record(op.out)
 	}
 	out := op.out.get(dt, op.k.outShape().TotalSize(), !overwritesOutput(op.k))
 	if err := op.k.forward(in, out); err != nil {
@@ -245,9 +244,11 @@ func (op fusedDiffOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 
 func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 	n := len(op.k.inShapes())
-	if t := execTrace.Load(); t != nil && t.dry(op.packed) {
+	if t := execTrace.Load(); t != nil {
 		t.record(op.packed)
-		return valueOf(t.dryBuffer(vals[n].Dtype(), packedSize(op.k)), tensor.Shape{packedSize(op.k)}), nil
+		if t.dry(op.packed) {
+			return valueOf(t.dryBuffer(vals[n].Dtype(), packedSize(op.k)), tensor.Shape{packedSize(op.k)}), nil
+		}
 	}
 	in, dt, err := buffersOf(op.k, vals[:n])
 	if err != nil {
@@ -260,9 +261,6 @@ func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 	dOut, err := bufferOf(vals[n+1], dt)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward: upstream gradient", op.k.name())
-	}
-	if t := execTrace.Load(); t != nil {
-		t.record(op.packed)
 	}
 	zero := !overwritesGradients(op.k)
 	packed := op.packed.get(dt, packedSize(op.k), zero)
