@@ -72,8 +72,8 @@ func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64) {
 func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []float64, wst, L, hb, p, P int) {
 	ssdScaleInputsGo(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P)
 }
-func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float64, est int, D, x []float32, L, hb, p int) {
-	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p)
+func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e, s []float64, est int, D, x []float32, L, hb, p int) {
+	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p)
 }
 func ssdRowsDotScale32(dots []float64, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scale []float32, ssi, ssj, L, hb, p int, add bool) {
 	ssdRowsDotScaleGo(dots, a, lda, b, ldb, c, ldc, scale, ssi, ssj, L, hb, p, add)

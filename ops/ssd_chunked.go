@@ -3,7 +3,9 @@ package ops
 // prepare fills, for each head of the unit, cum, the decays r, e, w and E,
 // and U and W of the chunk starting at token s0 with L tokens; when withG
 // also G = C Bᵀ and each head's masked Gm, and when withSeg each head's seg
-// (only the backward pass reads it).
+// (only the backward pass reads it). A forward (withG without withSeg)
+// whose decays allow it (ssdFactorable) keeps G's lower triangle alone
+// instead of the heads' masks, and sets c.factored.
 func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool) {
 	k := u.k
 	// 1. the decays, heads four at a time (decayChains)
@@ -21,11 +23,18 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	// cannot overflow. Row i is row i−1 times r_i = exp(dt_i·A), so no exp
 	// per element.
 	cb := u.bo + s0*u.ldbc
-	G := c.sq(c.Gm, 0, L) // one head: masked in place
-	if u.hb > 1 {
+	c.factored = !withSeg && ssdFactorable(c, L)
+	G := c.sq(c.Gm, 0, L) // one head, or the factored path: masked in place
+	if u.hb > 1 && !c.factored {
 		G = c.G[:L*L]
 	}
 	gemm(false, true, L, L, k.n, 1, a.C[cb:], u.ldbc, a.B[cb:], u.ldbc, 0, G, L)
+	if c.factored {
+		for i := 0; i < L-1; i++ {
+			clear(G[i*L+i+1 : (i+1)*L])
+		}
+		return
+	}
 	for j := 0; j < u.hb; j++ {
 		var seg []T
 		if withSeg {
@@ -216,11 +225,22 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 
 // ssdChunkOutput writes y for the chunk: Y = M U (diagonal block, per head)
 // + exp(cum_i) C_i Hᵀ (state from earlier chunks, one product for the
-// unit) + D x.
+// unit) + D x. On the factored path (prepare) the diagonal blocks of all
+// the unit's heads are one product, Gl W, each row scaled by its head's
+// 1/w_i as the three terms are added.
 func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, out []T) {
 	k := u.k
-	for j := 0; j < u.hb; j++ {
-		gemm(false, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.U[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
+	var s []float64
+	if c.factored {
+		q := ssdFactoredHeads(L, k.p, u.hb)
+		for j := 0; j < u.hb; j += q {
+			gemm(false, false, L, q*k.p, L, 1, c.sq(c.Gm, 0, L), L, c.W[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
+		}
+		s = c.iw
+	} else {
+		for j := 0; j < u.hb; j++ {
+			gemm(false, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.U[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
+		}
 	}
 	gemm(false, true, L, u.P, k.n, 1, a.C[u.bo+s0*u.ldbc:], u.ldbc, H, k.n, 0, c.tmp, u.P)
 	var D []T
@@ -228,7 +248,67 @@ func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 		D = a.D[u.h0:]
 	}
 	o := u.xo + s0*u.ldx
-	ssdCombineOutput(out[o:], u.ldx, c.Yc, c.tmp, u.P, c.e, c.chunk, D, a.x[o:], L, u.hb, k.p)
+	ssdCombineOutput(out[o:], u.ldx, c.Yc, c.tmp, u.P, c.e, s, c.chunk, D, a.x[o:], L, u.hb, k.p)
+}
+
+// ssdFactoredHeads is how many of a unit's hb heads one product of the
+// factored path takes: all of them, or, where this build's BLAS has
+// small-matrix kernels, the most that divide hb and keep the product
+// [L, q·p] × [L, L] within them (blasSmallMNK). At d_model 64 (p 16) that
+// is the unit's four heads in one product, faster than four; at d_model
+// 256 (p 64) one product of the four fell out of the small kernels and ran
+// slower than the masks it spared.
+func ssdFactoredHeads(L, p, hb int) int {
+	if !blasSmallKernels {
+		return hb
+	}
+	q := max(1, min(hb, blasSmallMNK/(L*L*p)))
+	for hb%q != 0 {
+		q--
+	}
+	return q
+}
+
+// ssdFactorBound bounds the decays w_i = exp(cum_last − cum_i) of a chunk
+// that takes the factored path (ssdFactorable): within [2⁻⁶⁰, 2⁶⁰], so
+// that W = w·U and 1/w stay far inside float32's range.
+const ssdFactorBound = 0x1p-60
+
+// ssdFactorOff sends every chunk through the per-head masks; the package's
+// tests set it to compare the two paths.
+var ssdFactorOff = false
+
+// ssdFactorable says whether the forward of the chunk in c (its decays
+// filled by prepare) may compute its diagonal blocks in one product for
+// all the unit's heads, and if so fills c.iw with 1/w.
+//
+// Head j's diagonal block is Y_j = (G ∘ S_j) U_j with S_j[i,l] =
+// exp(cum_i − cum_l) for l ≤ i (listing 3's exp(segsum)), masked per head.
+// Since exp(cum_i − cum_l) = w_l / w_i, it is also diag(1/w) Gl (w·U_j),
+// with Gl G's lower triangle: one product Gl·W for every head of the unit
+// (W = w·U is prepare's, made for the state passing anyway), each row
+// scaled by its head's 1/w_i afterwards. Every term Gl[i,l]·w_l·U_j[l] of
+// row i has w_l ≤ w_i, so dividing by w_i restores each term's own
+// magnitude and the sum rounds as the masked one does. Only the range is
+// at stake: w may underflow where the decay within a chunk is strong, so a
+// chunk whose decays leave [ssdFactorBound, 1/ssdFactorBound] for any of
+// its heads takes the per-head masks instead (the stable form of prepare,
+// built from the differences of cum). The choice depends on the values,
+// never on timing, so the same inputs always give the same bits.
+func ssdFactorable[T floats](c *ssdChunk[T], L int) bool {
+	if ssdFactorOff {
+		return false
+	}
+	for j := 0; j < c.hb; j++ {
+		w, iw := c.vec(c.w, j)[:L], c.vec(c.iw, j)[:L]
+		for i, v := range w {
+			if !(v >= ssdFactorBound && v <= 1/ssdFactorBound) {
+				return false
+			}
+			iw[i] = 1 / v
+		}
+	}
+	return true
 }
 
 // ssdBackward computes every gradient of the scan in one reverse pass over the

@@ -36,27 +36,43 @@ func ssdScaleInputsGo[T floats](U, W, x []T, ldx int, dt []T, ldt int, w []float
 	}
 }
 
-// ssdCombineOutput writes y = Yc + e·tmp + D·x for L tokens and hb heads
-// of p values: Yc, the diagonal blocks' M U, and tmp, C Hᵀ of the earlier
-// chunks' state, with leading dimension P; e[j·est + i] the decay from the
-// chunk's start; D (nil when the mixer has no skip) the heads' skip
-// weights; y and x with leading dimension ld.
-func ssdCombineOutput[T floats](y []T, ld int, Yc, tmp []T, P int, e []float64, est int, D, x []T, L, hb, p int) {
+// ssdCombineOutput writes y = s·Yc + e·tmp + D·x for L tokens and hb
+// heads of p values: Yc, the diagonal blocks' output, and tmp, C Hᵀ of the
+// earlier chunks' state, with leading dimension P; e[j·est + i] the decay
+// from the chunk's start; s (nil: 1, and y = Yc + e·tmp + D·x exactly as
+// written) the diagonal blocks' row scale, laid out as e (1/w when Yc is
+// Gl W, see ssdFactorable); D (nil when the mixer has no skip) the heads'
+// skip weights; y and x with leading dimension ld.
+func ssdCombineOutput[T floats](y []T, ld int, Yc, tmp []T, P int, e, s []float64, est int, D, x []T, L, hb, p int) {
 	if y32, ok := any(y).([]float32); ok {
 		D32, _ := any(D).([]float32)
-		ssdCombineOutput32(y32, ld, any(Yc).([]float32), any(tmp).([]float32), P, e, est, D32, any(x).([]float32), L, hb, p)
+		ssdCombineOutput32(y32, ld, any(Yc).([]float32), any(tmp).([]float32), P, e, s, est, D32, any(x).([]float32), L, hb, p)
 		return
 	}
-	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p)
+	ssdCombineOutputGo(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p)
 }
 
 // ssdCombineOutputGo is ssdCombineOutput in Go, for any float type.
-func ssdCombineOutputGo[T floats](y []T, ld int, Yc, tmp []T, P int, e []float64, est int, D, x []T, L, hb, p int) {
+func ssdCombineOutputGo[T floats](y []T, ld int, Yc, tmp []T, P int, e, s []float64, est int, D, x []T, L, hb, p int) {
 	for i := 0; i < L; i++ {
 		for j := 0; j < hb; j++ {
 			ev := T(e[j*est+i])
 			w, o := i*P+j*p, i*ld+j*p
 			yr, yc, tm := y[o:o+p], Yc[w:w+p], tmp[w:w+p]
+			if s != nil {
+				sv := T(s[j*est+i])
+				if D == nil {
+					for q, yv := range yc {
+						yr[q] = sv*yv + ev*tm[q]
+					}
+					continue
+				}
+				Dh, xr := D[j], x[o:o+p]
+				for q, yv := range yc {
+					yr[q] = sv*yv + ev*tm[q] + Dh*xr[q]
+				}
+				continue
+			}
 			if D == nil {
 				for q, yv := range yc {
 					yr[q] = yv + ev*tm[q]

@@ -37,13 +37,24 @@ package ops
 	}                                                                                                  \
 	ATTR static void wm_ssd_combine_output##SUFFIX(float *y, ptrdiff_t ld, const float *Yc,              \
 	                                                const float *tmp, ptrdiff_t P, const double *e,      \
-	                                                ptrdiff_t est, const float *D, const float *x,       \
-	                                                ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p) {            \
+	                                                const double *s, ptrdiff_t est, const float *D,      \
+	                                                const float *x, ptrdiff_t L, ptrdiff_t hb,           \
+	                                                ptrdiff_t p) {                                       \
 		for (ptrdiff_t i = 0; i < L; i++)                                                              \
 			for (ptrdiff_t j = 0; j < hb; j++) {                                                       \
 				const float ev = (float)e[j * est + i];                                                \
 				float *restrict yr = y + i * ld + j * p;                                               \
 				const float *restrict yc = Yc + i * P + j * p, *restrict tm = tmp + i * P + j * p;     \
+				if (s != NULL) {                                                                       \
+					const float sv = (float)s[j * est + i];                                            \
+					if (D == NULL) {                                                                   \
+						for (ptrdiff_t q = 0; q < p; q++) yr[q] = sv * yc[q] + ev * tm[q];             \
+						continue;                                                                      \
+					}                                                                                  \
+					const float Dh = D[j], *restrict xr = x + i * ld + j * p;                          \
+					for (ptrdiff_t q = 0; q < p; q++) yr[q] = sv * yc[q] + ev * tm[q] + Dh * xr[q];    \
+					continue;                                                                          \
+				}                                                                                      \
 				if (D == NULL) {                                                                       \
 					for (ptrdiff_t q = 0; q < p; q++) yr[q] = yc[q] + ev * tm[q];                      \
 					continue;                                                                          \
@@ -69,10 +80,10 @@ static void wm_ssd_scale_inputs(float *U, float *W, const float *x, ptrdiff_t ld
 	else wm_ssd_scale_inputs_any(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P);
 }
 static void wm_ssd_combine_output(float *y, ptrdiff_t ld, const float *Yc, const float *tmp, ptrdiff_t P,
-                                  const double *e, ptrdiff_t est, const float *D, const float *x, ptrdiff_t L,
-                                  ptrdiff_t hb, ptrdiff_t p) {
-	if (wm_ssdr_avx2) wm_ssd_combine_output_avx2(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p);
-	else wm_ssd_combine_output_any(y, ld, Yc, tmp, P, e, est, D, x, L, hb, p);
+                                  const double *e, const double *s, ptrdiff_t est, const float *D, const float *x,
+                                  ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p) {
+	if (wm_ssdr_avx2) wm_ssd_combine_output_avx2(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p);
+	else wm_ssd_combine_output_any(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p);
 }
 */
 import "C"
@@ -96,15 +107,18 @@ func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []flo
 }
 
 // ssdCombineOutput32 is ssdCombineOutputGo on float32, in C.
-func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e []float64, est int, D, x []float32, L, hb, p int) {
+func ssdCombineOutput32(y []float32, ld int, Yc, tmp []float32, P int, e, s []float64, est int, D, x []float32, L, hb, p int) {
 	if L == 0 || hb == 0 || p == 0 {
 		return
 	}
 	last, lastY := (L-1)*P+hb*p-1, (L-1)*ld+hb*p-1
 	_, _, _, _ = Yc[last], tmp[last], y[lastY], e[(hb-1)*est+L-1]
+	if s != nil {
+		_ = s[(hb-1)*est+L-1]
+	}
 	if D != nil {
 		_, _ = D[hb-1], x[lastY]
 	}
-	C.wm_ssd_combine_output(f32p(y), C.ptrdiff_t(ld), f32p(Yc), f32p(tmp), C.ptrdiff_t(P), f64p(e), C.ptrdiff_t(est),
-		f32p(D), f32p(x), C.ptrdiff_t(L), C.ptrdiff_t(hb), C.ptrdiff_t(p))
+	C.wm_ssd_combine_output(f32p(y), C.ptrdiff_t(ld), f32p(Yc), f32p(tmp), C.ptrdiff_t(P), f64p(e), f64p(s),
+		C.ptrdiff_t(est), f32p(D), f32p(x), C.ptrdiff_t(L), C.ptrdiff_t(hb), C.ptrdiff_t(p))
 }

@@ -29,12 +29,18 @@ func TestSSDRowsMatchGo(t *testing.T) {
 		assertSame32(t, name+" U", U, wantU)
 		assertSame32(t, name+" W", W, wantW)
 		Yc, tmp, D := fill(c.L*P), fill(c.L*P), fill(c.hb)
+		iw := make([]float64, len(w))
+		for i, v := range w {
+			iw[i] = 1 / v
+		}
 		for _, d := range [][]float32{D, nil} {
-			y, want := fill(c.L*ld), make([]float32, c.L*ld)
-			copy(want, y) // the columns past the unit's heads stay as they were
-			ssdCombineOutput(y, ld, Yc, tmp, P, w, wst, d, x, c.L, c.hb, c.p)
-			ssdCombineOutputGo(want, ld, Yc, tmp, P, w, wst, d, x, c.L, c.hb, c.p)
-			assertSame32(t, fmt.Sprintf("%s D=%v y", name, d != nil), y, want)
+			for _, sc := range [][]float64{nil, iw} {
+				y, want := fill(c.L*ld), make([]float32, c.L*ld)
+				copy(want, y) // the columns past the unit's heads stay as they were
+				ssdCombineOutput(y, ld, Yc, tmp, P, w, sc, wst, d, x, c.L, c.hb, c.p)
+				ssdCombineOutputGo(want, ld, Yc, tmp, P, w, sc, wst, d, x, c.L, c.hb, c.p)
+				assertSame32(t, fmt.Sprintf("%s D=%v scaled=%v y", name, d != nil, sc != nil), y, want)
+			}
 		}
 	}
 }

@@ -93,6 +93,11 @@ type ssdChunk[T floats] struct {
 	// scale [hb·chunk] their float32 factors (ssdRowsDotScale).
 	dots  []float64
 	scale []T
+	// The forward's diagonal blocks in one product (ssdFactorable): iw
+	// [hb·chunk] is 1/w per head, and factored says the chunk in hand takes
+	// that path, with G's lower triangle in Gm's first block.
+	iw       []float64
+	factored bool
 }
 
 // newSSDChunk takes the workspace of a unit of hb heads from the scratch
@@ -117,6 +122,7 @@ func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 		c.dots, c.scale = scratchUninit[float64](hb*ch), scratchUninit[T](hb*ch)
 	} else {
 		c.Yc = scratchUninit[T](wide)
+		c.iw = scratchUninit[float64](hb * ch)
 	}
 	return c
 }
@@ -125,7 +131,7 @@ func (c *ssdChunk[T]) release() {
 	for _, s := range [][]T{c.G, c.Gm, c.seg, c.dG, c.dGs, c.U, c.W, c.tmp, c.Yc, c.dU, c.dY, c.dW, c.scale} {
 		releaseScratch(s)
 	}
-	for _, s := range [][]float64{c.cum, c.r, c.e, c.w, c.dcum, c.E, c.segRow, c.dots} {
+	for _, s := range [][]float64{c.cum, c.r, c.e, c.w, c.dcum, c.E, c.segRow, c.dots, c.iw} {
 		releaseScratch(s)
 	}
 }
