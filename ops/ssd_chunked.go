@@ -12,8 +12,15 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	for j := 0; j < u.hb; j += 4 {
 		decayChains(u, a, c, s0, L, j, min(4, u.hb-j))
 	}
-	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing 3)
-	ssdScaleInputs(c.U, c.W, a.x[u.xo+s0*u.ldx:], u.ldx, a.dt[u.do+s0*k.h:], k.h, c.w, c.chunk, L, u.hb, k.p, u.P)
+	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing
+	// 3); in a forward (a chunk without the backward's buffers) W alone
+	// where nothing reads U: the state passing, and the factored product
+	c.factored = withG && !withSeg && ssdFactorable(c, L)
+	U := c.U
+	if c.dU == nil && (!withG || c.factored) {
+		U = nil
+	}
+	ssdScaleInputs(U, c.W, a.x[u.xo+s0*u.ldx:], u.ldx, a.dt[u.do+s0*k.h:], k.h, c.w, c.chunk, L, u.hb, k.p, u.P)
 	if !withG {
 		return
 	}
@@ -23,7 +30,6 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	// cannot overflow. Row i is row i−1 times r_i = exp(dt_i·A), so no exp
 	// per element.
 	cb := u.bo + s0*u.ldbc
-	c.factored = !withSeg && ssdFactorable(c, L)
 	G := c.sq(c.Gm, 0, L) // one head, or the factored path: masked in place
 	if u.hb > 1 && !c.factored {
 		G = c.G[:L*L]

@@ -10,10 +10,12 @@ package ops
 
 // ssdScaleInputs sets, for L tokens and hb heads of p values, U = dt·x and
 // W = w·U (U and W with leading dimension P; x with ldx; dt[i·ldt + j] the
-// step of token i, head j; w[j·wst + i] the decay to the chunk's end).
+// step of token i, head j; w[j·wst + i] the decay to the chunk's end). U
+// may be nil: then W alone is written, with the same bits.
 func ssdScaleInputs[T floats](U, W, x []T, ldx int, dt []T, ldt int, w []float64, wst, L, hb, p, P int) {
-	if U32, ok := any(U).([]float32); ok {
-		ssdScaleInputs32(U32, any(W).([]float32), any(x).([]float32), ldx, any(dt).([]float32), ldt, w, wst, L, hb, p, P)
+	if W32, ok := any(W).([]float32); ok {
+		U32, _ := any(U).([]float32)
+		ssdScaleInputs32(U32, W32, any(x).([]float32), ldx, any(dt).([]float32), ldt, w, wst, L, hb, p, P)
 		return
 	}
 	ssdScaleInputsGo(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P)
@@ -26,7 +28,14 @@ func ssdScaleInputsGo[T floats](U, W, x []T, ldx int, dt []T, ldt int, w []float
 		for j := 0; j < hb; j++ {
 			d, wv := dt[i*ldt+j], T(w[j*wst+i])
 			o := i*P + j*p
-			Ur, Wr, xh := U[o:o+p], W[o:o+p], xr[j*p:(j+1)*p]
+			Wr, xh := W[o:o+p], xr[j*p:(j+1)*p]
+			if U == nil {
+				for q, xv := range xh {
+					Wr[q] = wv * (d * xv)
+				}
+				continue
+			}
+			Ur := U[o : o+p]
 			for q, xv := range xh {
 				uv := d * xv
 				Ur[q] = uv

@@ -27,7 +27,12 @@ package ops
 			for (ptrdiff_t j = 0; j < hb; j++) {                                                       \
 				const float d = dt[i * ldt + j], wv = (float)w[j * wst + i];                           \
 				const float *restrict xh = x + i * ldx + j * p;                                        \
-				float *restrict Ur = U + i * P + j * p, *restrict Wr = W + i * P + j * p;              \
+				float *restrict Wr = W + i * P + j * p;                                                \
+				if (U == NULL) {                                                                       \
+					for (ptrdiff_t q = 0; q < p; q++) Wr[q] = wv * (d * xh[q]);                        \
+					continue;                                                                          \
+				}                                                                                      \
+				float *restrict Ur = U + i * P + j * p;                                                \
 				for (ptrdiff_t q = 0; q < p; q++) {                                                    \
 					float uv = d * xh[q];                                                              \
 					Ur[q] = uv;                                                                        \
@@ -100,7 +105,10 @@ func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []flo
 		return
 	}
 	last := (L-1)*P + hb*p - 1
-	_, _, _, _ = U[last], W[last], x[(L-1)*ldx+hb*p-1], dt[(L-1)*ldt+hb-1]
+	_, _, _ = W[last], x[(L-1)*ldx+hb*p-1], dt[(L-1)*ldt+hb-1]
+	if U != nil {
+		_ = U[last]
+	}
 	_ = w[(hb-1)*wst+L-1]
 	C.wm_ssd_scale_inputs(f32p(U), f32p(W), f32p(x), C.ptrdiff_t(ldx), f32p(dt), C.ptrdiff_t(ldt), f64p(w),
 		C.ptrdiff_t(wst), C.ptrdiff_t(L), C.ptrdiff_t(hb), C.ptrdiff_t(p), C.ptrdiff_t(P))

@@ -28,6 +28,14 @@ func TestSSDRowsMatchGo(t *testing.T) {
 		ssdScaleInputsGo(wantU, wantW, x, ld, dt, c.hb+1, w, wst, c.L, c.hb, c.p, P)
 		assertSame32(t, name+" U", U, wantU)
 		assertSame32(t, name+" W", W, wantW)
+		for _, scale := range []func([]float32, []float32){
+			func(W, U []float32) { ssdScaleInputs(U, W, x, ld, dt, c.hb+1, w, wst, c.L, c.hb, c.p, P) },
+			func(W, U []float32) { ssdScaleInputsGo(U, W, x, ld, dt, c.hb+1, w, wst, c.L, c.hb, c.p, P) },
+		} {
+			Wonly := make([]float32, c.L*P)
+			scale(Wonly, nil) // W alone: the same bits
+			assertSame32(t, name+" W without U", Wonly, wantW)
+		}
 		Yc, tmp, D := fill(c.L*P), fill(c.L*P), fill(c.hb)
 		iw := make([]float64, len(w))
 		for i, v := range w {
