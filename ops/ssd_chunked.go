@@ -260,7 +260,7 @@ func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 // ssdFactoredHeads is how many of a unit's hb heads one product of the
 // factored path takes: all of them, or, where this build's BLAS has
 // small-matrix kernels, the most that divide hb and keep the product
-// [L, q·p] × [L, L] within them (blasSmallMNK). At d_model 64 (p 16) that
+// [L, L] × [L, q·p] within them (blasSmallMNK). At d_model 64 (p 16) that
 // is the unit's four heads in one product, faster than four; at d_model
 // 256 (p 64) one product of the four fell out of the small kernels and ran
 // slower than the masks it spared.
@@ -293,14 +293,15 @@ var ssdFactorOff = false
 // Since exp(cum_i − cum_l) = w_l / w_i, it is also diag(1/w) Gl (w·U_j),
 // with Gl G's lower triangle: one product Gl·W for every head of the unit
 // (W = w·U is prepare's, made for the state passing anyway), each row
-// scaled by its head's 1/w_i afterwards. Every term Gl[i,l]·w_l·U_j[l] of
-// row i has w_l ≤ w_i, so dividing by w_i restores each term's own
-// magnitude and the sum rounds as the masked one does. Only the range is
-// at stake: w may underflow where the decay within a chunk is strong, so a
-// chunk whose decays leave [ssdFactorBound, 1/ssdFactorBound] for any of
-// its heads takes the per-head masks instead (the stable form of prepare,
-// built from the differences of cum). The choice depends on the values,
-// never on timing, so the same inputs always give the same bits.
+// scaled by its head's 1/w_i afterwards. With SSD's decays (A < 0, dt >
+// 0) every term Gl[i,l]·w_l·U_j[l] of row i has w_l ≤ w_i, so dividing by
+// w_i restores each term's own magnitude and the sum rounds as the masked
+// one does. Only the range is at stake: w may underflow where the decay
+// within a chunk is strong, so a chunk whose decays leave
+// [ssdFactorBound, 1/ssdFactorBound] for any of its heads takes the
+// per-head masks instead (the stable form of prepare, built from the
+// differences of cum). The choice depends on the values, never on timing,
+// so the same inputs always give the same bits.
 func ssdFactorable[T floats](c *ssdChunk[T], L int) bool {
 	if ssdFactorOff {
 		return false
