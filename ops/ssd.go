@@ -32,8 +32,12 @@ type SSDInputs struct {
 //
 // (H is [p,n] per head, H_{-1} = H0 or 0) by the chunked algorithm of listing 3
 // of Wonderful Matrices: an intra-chunk quadratic part G∘L (L the stable segment
-// sum of dt*A, never exp(-cumsum) alone) and inter-chunk state passing. Any t
-// works: the last chunk is shorter (the listing pads it, which is the same).
+// sum of dt*A, never exp(-cumsum) alone) and inter-chunk state passing. The
+// forward forms G∘L U as diag(1/w) tril(G) (w·U), with w the decays to the
+// chunk's end, wherever they stay within [2⁻⁶⁰, 2⁶⁰] (ssdFactorable: every
+// head in one product), and from the differences of the cumulative sum
+// elsewhere; the backward always takes the differences. Any t works: the
+// last chunk is shorter (the listing pads it, which is the same).
 // Every input, H0 included, is differentiable.
 func SSD(in SSDInputs, chunkLen int) (*G.Node, error) { return ssdApply(in, chunkLen, ssdOutY) }
 
