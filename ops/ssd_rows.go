@@ -68,29 +68,19 @@ func ssdCombineOutputGo[T floats](y []T, ld int, Yc, tmp []T, P int, e, s []floa
 			ev := T(e[j*est+i])
 			w, o := i*P+j*p, i*ld+j*p
 			yr, yc, tm := y[o:o+p], Yc[w:w+p], tmp[w:w+p]
+			sv := T(1) // 1·Yc is Yc to the bit
 			if s != nil {
-				sv := T(s[j*est+i])
-				if D == nil {
-					for q, yv := range yc {
-						yr[q] = sv*yv + ev*tm[q]
-					}
-					continue
-				}
-				Dh, xr := D[j], x[o:o+p]
-				for q, yv := range yc {
-					yr[q] = sv*yv + ev*tm[q] + Dh*xr[q]
-				}
-				continue
+				sv = T(s[j*est+i])
 			}
 			if D == nil {
 				for q, yv := range yc {
-					yr[q] = yv + ev*tm[q]
+					yr[q] = sv*yv + ev*tm[q]
 				}
 				continue
 			}
 			Dh, xr := D[j], x[o:o+p]
 			for q, yv := range yc {
-				yr[q] = yv + ev*tm[q] + Dh*xr[q]
+				yr[q] = sv*yv + ev*tm[q] + Dh*xr[q]
 			}
 		}
 	}

@@ -50,22 +50,13 @@ package ops
 				const float ev = (float)e[j * est + i];                                                \
 				float *restrict yr = y + i * ld + j * p;                                               \
 				const float *restrict yc = Yc + i * P + j * p, *restrict tm = tmp + i * P + j * p;     \
-				if (s != NULL) {                                                                       \
-					const float sv = (float)s[j * est + i];                                            \
-					if (D == NULL) {                                                                   \
-						for (ptrdiff_t q = 0; q < p; q++) yr[q] = sv * yc[q] + ev * tm[q];             \
-						continue;                                                                      \
-					}                                                                                  \
-					const float Dh = D[j], *restrict xr = x + i * ld + j * p;                          \
-					for (ptrdiff_t q = 0; q < p; q++) yr[q] = sv * yc[q] + ev * tm[q] + Dh * xr[q];    \
-					continue;                                                                          \
-				}                                                                                      \
+				const float sv = s == NULL ? 1.0f : (float)s[j * est + i];                             \
 				if (D == NULL) {                                                                       \
-					for (ptrdiff_t q = 0; q < p; q++) yr[q] = yc[q] + ev * tm[q];                      \
+					for (ptrdiff_t q = 0; q < p; q++) yr[q] = sv * yc[q] + ev * tm[q];                 \
 					continue;                                                                          \
 				}                                                                                      \
 				const float Dh = D[j], *restrict xr = x + i * ld + j * p;                              \
-				for (ptrdiff_t q = 0; q < p; q++) yr[q] = yc[q] + ev * tm[q] + Dh * xr[q];             \
+				for (ptrdiff_t q = 0; q < p; q++) yr[q] = sv * yc[q] + ev * tm[q] + Dh * xr[q];        \
 			}                                                                                          \
 	}
 

@@ -48,6 +48,23 @@ func TestSSDRowsMatchGo(t *testing.T) {
 				ssdCombineOutput(y, ld, Yc, tmp, P, w, sc, wst, d, x, c.L, c.hb, c.p)
 				ssdCombineOutputGo(want, ld, Yc, tmp, P, w, sc, wst, d, x, c.L, c.hb, c.p)
 				assertSame32(t, fmt.Sprintf("%s D=%v scaled=%v y", name, d != nil, sc != nil), y, want)
+				if sc == nil { // no scale: Yc + e·tmp (+ D·x) as written, to the bit
+					for i := 0; i < c.L; i++ {
+						for j := 0; j < c.hb; j++ {
+							ev := float32(w[j*wst+i])
+							for q := 0; q < c.p; q++ {
+								o, v := i*ld+j*c.p+q, i*P+j*c.p+q
+								plain := Yc[v] + ev*tmp[v]
+								if d != nil {
+									plain += d[j] * x[o]
+								}
+								if math.Float32bits(y[o]) != math.Float32bits(plain) {
+									t.Fatalf("%s D=%v: y[%d] = %v, Yc + e·tmp + D·x = %v", name, d != nil, o, y[o], plain)
+								}
+							}
+						}
+					}
+				}
 			}
 		}
 	}
