@@ -19,7 +19,10 @@ func deepRowBlock(m, n int) int { return smallKernelRows(m*n, 64) }
 // weightGrad computes dw = xᵀ·dy [din, dout] for x [rows, din] and dy
 // [rows, dout], both packed: a layer's weight gradient, its output columns
 // split over the workers and each column's sums in deepRowBlock's blocks of
-// the whole output, so the split does not change them. A gradient the
+// the whole output, so that on gonum's BLAS and OpenBLAS's small-matrix
+// kernels the split does not change them (OpenBLAS's Haswell kernels order
+// a column's sum by its column range: there the bits are the worker
+// count's, as elsewhere in the package). A gradient the
 // blocks leave whole (every d_model 256 layer's) over at least
 // weightGradHalfRows rows is summed in two halves of the rows instead
 // (weightGradHalves).
