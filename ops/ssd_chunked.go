@@ -1,12 +1,26 @@
 package ops
 
+// ssdPrep says what prepare forms besides a chunk's decays, U and W.
+type ssdPrep int
+
+const (
+	// prepDecays: nothing more (the state passing alone).
+	prepDecays ssdPrep = iota
+	// prepForward: G = C Bᵀ and, where the decays allow it
+	// (ssdFactorable), its lower triangle alone (c.factored), else each
+	// head's mask.
+	prepForward
+	// prepBackward: G, each head's mask and each head's seg.
+	prepBackward
+	// prepBackwardFactored: as prepForward where the decays allow it, else
+	// as prepBackward (ssdBackwardFactored).
+	prepBackwardFactored
+)
+
 // prepare fills, for each head of the unit, cum, the decays r, e, w and E,
-// and U and W of the chunk starting at token s0 with L tokens; when withG
-// also G = C Bᵀ and each head's masked Gm, and when withSeg each head's seg
-// (only the backward pass reads it). A forward (withG without withSeg)
-// whose decays allow it (ssdFactorable) keeps G's lower triangle alone
-// instead of the heads' masks, and sets c.factored.
-func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG, withSeg bool) {
+// and U and W of the chunk starting at token s0 with L tokens, and what
+// mode asks for besides (ssdPrep).
+func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, mode ssdPrep) {
 	k := u.k
 	// 1. the decays, heads four at a time (decayChains)
 	for j := 0; j < u.hb; j += 4 {
@@ -15,7 +29,9 @@ func prepare[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], s0, L int, withG
 	// 2. U = dt*x and W = exp(cum_last - cum_j) * U (decay_states of listing
 	// 3); in a forward (a chunk without the backward's buffers) W alone
 	// where nothing reads U: the state passing, and the factored product
-	c.factored = withG && !withSeg && ssdFactorable(c, L)
+	withG := mode != prepDecays
+	c.factored = (mode == prepForward || mode == prepBackwardFactored) && ssdFactorable(c, L)
+	withSeg := mode == prepBackward || mode == prepBackwardFactored && !c.factored
 	U := c.U
 	if c.dU == nil && (!withG || c.factored) {
 		U = nil
@@ -214,8 +230,10 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 			if states != nil {
 				copy(headsAt(u, states, nc+1, ci, pn), H)
 			}
-			prepare(u, a, c, s0, L, k.out == ssdOutY, false)
-			if k.out == ssdOutY {
+			if k.out != ssdOutY {
+				prepare(u, a, c, s0, L, prepDecays)
+			} else {
+				prepare(u, a, c, s0, L, prepForward)
 				ssdChunkOutput(u, a, c, H, s0, L, out)
 			}
 			advance(u, a, c, H, s0, L)
@@ -236,16 +254,14 @@ func ssdForward[T floats](k ssdKernel, a ssdArgs[T], out []T) {
 // 1/w_i as the three terms are added.
 func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0, L int, out []T) {
 	k := u.k
+	yc := c.Yc
 	var s []float64
 	if c.factored {
-		q := ssdFactoredHeads(L, k.p, u.hb)
-		for j := 0; j < u.hb; j += q {
-			gemm(false, false, L, q*k.p, L, 1, c.sq(c.Gm, 0, L), L, c.W[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
-		}
+		ssdFactoredProduct(u, c, L, yc)
 		s = c.iw
 	} else {
 		for j := 0; j < u.hb; j++ {
-			gemm(false, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.U[j*k.p:], u.P, 0, c.Yc[j*k.p:], u.P)
+			gemm(false, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.U[j*k.p:], u.P, 0, yc[j*k.p:], u.P)
 		}
 	}
 	gemm(false, true, L, u.P, k.n, 1, a.C[u.bo+s0*u.ldbc:], u.ldbc, H, k.n, 0, c.tmp, u.P)
@@ -254,7 +270,32 @@ func ssdChunkOutput[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], H []T, s0
 		D = a.D[u.h0:]
 	}
 	o := u.xo + s0*u.ldx
-	ssdCombineOutput(out[o:], u.ldx, c.Yc, c.tmp, u.P, c.e, s, c.chunk, D, a.x[o:], L, u.hb, k.p)
+	ssdCombineOutput(out[o:], u.ldx, yc, c.tmp, u.P, c.e, s, c.chunk, D, a.x[o:], L, u.hb, k.p)
+}
+
+// ssdFactoredProduct writes Gl·W, the factored path's diagonal blocks of
+// the unit's heads before their rows' 1/w, to yc ([L, hb·p]), in products
+// of ssdFactoredHeads heads; the backward forms it again through this too.
+func ssdFactoredProduct[T floats](u ssdUnit, c *ssdChunk[T], L int, yc []T) {
+	p := u.k.p
+	q := ssdFactoredHeads(L, p, u.hb)
+	for j := 0; j < u.hb; j += q {
+		gemm(false, false, L, q*p, L, 1, c.sq(c.Gm, 0, L), L, c.W[j*p:], u.P, 0, yc[j*p:], u.P)
+	}
+}
+
+// ssdBackwardFactored says whether the backward of a scan whose units have
+// hb heads of p values takes the factored path (ssdDiagonalBackwardFactored)
+// for the chunks the decays allow: on OpenBLAS's small-matrix kernels, and
+// where the forward's product Gl·W takes all hb heads at once
+// (ssdFactoredHeads), as at d_model 64's four heads of 16, where a (SM)4
+// training step on one core ran 0.7–1.0% faster. Elsewhere the per-head
+// masks are faster: at d_model 256 (four heads of 64) the products over
+// all heads fall out of the small kernels, and with OpenBLAS's Haswell
+// kernels the scan's forward and backward at d_model 256 ran 10% slower
+// factored.
+func ssdBackwardFactored(chunk, p, hb int) bool {
+	return blasSmallKernels && !ssdFactorOff && ssdFactoredHeads(chunk, p, hb) == hb
 }
 
 // ssdFactoredHeads is how many of a unit's hb heads one product of the
@@ -338,6 +379,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 	dAparts := make([]float64, k.b*k.h)
 	dDparts := make([]float64, k.b*k.h)
 	saved := savedStates(k, a)
+	factored := k.out == ssdOutY && ssdBackwardFactored(k.chunk, k.p, k.h/k.g/k.blocks)
 	gg := newSSDGroupGrads[T](k)
 	dg := d // the units' dB and dC: d's own, or the units' partials
 	if gg.dB != nil {
@@ -364,10 +406,25 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			H := stateAt(ci)
-			prepare(u, a, c, s0, L, k.out == ssdOutY, k.out == ssdOutY)
+			mode := prepDecays
+			if k.out == ssdOutY {
+				mode = prepBackward
+				if factored {
+					mode = prepBackwardFactored
+				}
+			}
+			prepare(u, a, c, s0, L, mode)
 			ssdStatePassingBackward(u, a, dg, c, H, dH, dHin, s0, L)
 			if k.out == ssdOutY {
-				ssdChunkOutputBackward(u, a, dg, c, g, H, dHin, s0, L, dD)
+				var yc []T
+				if c.factored {
+					// Gl·W again, as the forward formed it: keeping it
+					// from the forward (an activation of x's size per
+					// layer) ran the training step slower.
+					yc = c.Yc
+					ssdFactoredProduct(u, c, L, yc)
+				}
+				ssdChunkOutputBackward(u, a, dg, c, g, H, dHin, s0, L, yc, dD)
 			}
 			ssdDecayBackward(u, a, d, c, s0, L, dA)
 			dH, dHin = dHin, dH
@@ -401,7 +458,7 @@ func ssdUnitStates[T floats](u ssdUnit, a ssdArgs[T], c *ssdChunk[T], nc int) []
 		L := min(k.chunk, k.t-s0)
 		next := states[(ci+1)*hpn : (ci+2)*hpn]
 		copy(next, states[ci*hpn:(ci+1)*hpn])
-		prepare(u, a, c, s0, L, false, false)
+		prepare(u, a, c, s0, L, prepDecays)
 		advance(u, a, c, next, s0, L)
 	}
 	return states
@@ -465,8 +522,9 @@ func ssdDecayBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], s0, 
 // Y_i = Σ_{j<=i} G_ij seg_ij U_j + e_i H C_i + D x_i, given dY from g, for
 // the unit's heads. It accumulates into dU (which it expects to hold the
 // state-passing part), dcum, dB, dC, dx, dHin (the states entering the
-// chunk) and dD[j].
-func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, dD []float64) {
+// chunk) and dD[j]. On the factored path (c.factored) yc is the chunk's
+// product Gl·W (ssdFactoredProduct).
+func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, yc []T, dD []float64) {
 	k := u.k
 	Cc, Bc := a.C[u.bo+s0*u.ldbc:], a.B[u.bo+s0*u.ldbc:]
 	dCc, dBc := d.C[u.dbo+s0*u.lddbc:], d.B[u.dbo+s0*u.lddbc:]
@@ -491,20 +549,11 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 	// G∘dG feeds dcum. B and C are the group's, so dC += (Σ_j dG_j) B and
 	// dB += (Σ_j dG_j)ᵀ C; the mask gradient adds each dG_j after the first
 	// to that sum.
-	dGs := c.sq(c.dG, 0, L)
-	for j := 0; j < u.hb; j++ {
-		dG := c.sq(c.dG, j, L)
-		gemm(false, true, L, L, k.p, 1, c.dY[j*k.p:], u.P, c.U[j*k.p:], u.P, 0, dG, L)
-		gemm(true, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.dY[j*k.p:], u.P, 1, c.dU[j*k.p:], u.P)
-		var acc []T
-		if j > 0 {
-			acc = dGs
-		}
-		ssdMaskGrad(c.sq(c.Gm, j, L), c.sq(c.seg, j, L), dG, c.vec(c.dcum, j), acc, L)
-		if j == 0 && u.hb > 1 {
-			dGs = c.dGs[:L*L]
-			copy(dGs, dG)
-		}
+	var dGs []T
+	if c.factored {
+		dGs = ssdDiagonalBackwardFactored(u, c, yc, L)
+	} else {
+		dGs = ssdDiagonalBackwardMasked(u, c, L)
 	}
 	gemm(false, false, L, k.n, L, 1, dGs, L, Bc, u.ldbc, 1, dCc, u.lddbc)
 	gemm(true, false, L, k.n, L, 1, dGs, L, Cc, u.ldbc, 1, dBc, u.lddbc)
@@ -520,6 +569,69 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 	}
 	gemm(true, false, u.P, k.n, L, 1, c.dY, u.P, Cc, u.ldbc, 1, dHin, k.n)
 	gemm(false, false, L, k.n, u.P, 1, c.dY, u.P, H, k.n, 1, dCc, u.lddbc)
+}
+
+// ssdDiagonalBackwardMasked is the diagonal blocks' gradient, per head:
+// Q = dY Uᵀ; dG = seg∘Q; dU += Mᵀ dY; R = M∘Q feeds dcum. It returns
+// Σ_j dG_j, from which dB and dC follow (B and C are the group's): the
+// mask gradient adds each dG_j after the first to that sum.
+func ssdDiagonalBackwardMasked[T floats](u ssdUnit, c *ssdChunk[T], L int) []T {
+	k := u.k
+	dGs := c.sq(c.dG, 0, L)
+	for j := 0; j < u.hb; j++ {
+		dG := c.sq(c.dG, j, L)
+		gemm(false, true, L, L, k.p, 1, c.dY[j*k.p:], u.P, c.U[j*k.p:], u.P, 0, dG, L)
+		gemm(true, false, L, k.p, L, 1, c.sq(c.Gm, j, L), L, c.dY[j*k.p:], u.P, 1, c.dU[j*k.p:], u.P)
+		var acc []T
+		if j > 0 {
+			acc = dGs
+		}
+		ssdMaskGrad(c.sq(c.Gm, j, L), c.sq(c.seg, j, L), dG, c.vec(c.dcum, j), acc, L)
+		if j == 0 && u.hb > 1 {
+			dGs = c.dGs[:L*L]
+			copy(dGs, dG)
+		}
+	}
+	return dGs
+}
+
+// ssdDiagonalBackwardFactored is the diagonal blocks' gradient on the
+// factored path (ssdFactorable), every head of the unit at once. Head j's
+// block is M_j = diag(1/w) Gl diag(w) (ssdFactorable), so with dYs = dY/w
+// (each head's rows by its own 1/w_i):
+//
+//	R row sums:    dcum_i += Σ_l M_il dY_i·U_l = dYs_i · (Gl W)_i   (Gl W: yc, the forward's)
+//	Mᵀ dY:         Z = Glᵀ dYs;  dU_l += w_l Z_l
+//	R column sums: dcum_l −= Σ_i M_il dY_i·U_l = W_l · Z_l
+//	Σ_j seg_j∘Q_j: dGs = lower(dYs Wᵀ), the heads' sum inside the product
+//
+// two products over [L, hb·p] in place of two per head and the heads'
+// masks. It returns dGs.
+func ssdDiagonalBackwardFactored[T floats](u ssdUnit, c *ssdChunk[T], yc []T, L int) []T {
+	k := u.k
+	// dYs into tmp (free until the read-out), and dY·(Gl W) per row.
+	ssdRowsDotScale(c.dots, c.dY, u.P, yc, u.P, c.tmp, u.P, c.scalesOf(c.iw, L), 1, c.chunk, L, u.hb, k.p, false)
+	for j := 0; j < u.hb; j++ {
+		dcum, iw := c.vec(c.dcum, j), c.vec(c.iw, j)
+		for i := 0; i < L; i++ {
+			dcum[i] += c.dots[j*L+i] * iw[i]
+		}
+	}
+	// Z into dW (the state passing's, read before this).
+	gemm(true, false, L, u.P, L, 1, c.sq(c.Gm, 0, L), L, c.tmp, u.P, 0, c.dW, u.P)
+	ssdRowsDotScale(c.dots, c.dW, u.P, c.W, u.P, c.dU, u.P, c.scalesOf(c.w, L), 1, c.chunk, L, u.hb, k.p, true)
+	for j := 0; j < u.hb; j++ {
+		dcum := c.vec(c.dcum, j)
+		for i := 0; i < L; i++ {
+			dcum[i] -= c.dots[j*L+i]
+		}
+	}
+	dGs := c.dGs[:L*L]
+	gemm(false, true, L, L, u.P, 1, c.tmp, u.P, c.W, u.P, 0, dGs, L)
+	for i := 0; i < L-1; i++ {
+		clear(dGs[i*L+i+1 : (i+1)*L])
+	}
+	return dGs
 }
 
 // ssdMaskGrad takes dG = Q = dY Uᵀ [L,L] of the diagonal block and turns it

@@ -155,3 +155,122 @@ func TestSSDFactoredMatchesMasked(t *testing.T) {
 		})
 	}
 }
+
+// ssdGradsOf runs the scan's backward on the case's data in T, for dL/dy =
+// dOut, and returns the gradients of x, dt, A, B, C and D as float64. With
+// save, a forward first keeps what the backward may take from it
+// (ssdSaved).
+func ssdGradsOf[T floats](c ssdCase, g int, d ssdData, dOut []float64, save bool) [][]float64 {
+	k := ssdKernel{b: c.b, t: c.t, h: c.h, g: g, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, out: ssdOutY}
+	if save {
+		k.saved = &ssdSaved{}
+		k.gradientWanted()
+	}
+	conv := func(v []float64) []T {
+		if v == nil {
+			return nil
+		}
+		r := make([]T, len(v))
+		for i, x := range v {
+			r[i] = T(x)
+		}
+		return r
+	}
+	zeros := func(v []T) []T {
+		if v == nil {
+			return nil
+		}
+		return make([]T, len(v))
+	}
+	a := ssdArgs[T]{x: conv(d.x), dt: conv(d.dt), A: conv(d.A), B: conv(d.B), C: conv(d.C), D: conv(d.D)}
+	if save {
+		ssdForward(k, a, make([]T, len(a.x)))
+	}
+	dA := ssdArgs[T]{x: zeros(a.x), dt: zeros(a.dt), A: zeros(a.A), B: zeros(a.B), C: zeros(a.C), D: zeros(a.D)}
+	ssdBackward(k, a, conv(dOut), dA)
+	var out [][]float64
+	for _, v := range [][]T{dA.x, dA.dt, dA.A, dA.B, dA.C, dA.D} {
+		f := make([]float64, len(v))
+		for i, x := range v {
+			f[i] = float64(x)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// TestSSDFactoredBackwardMatchesMasked: the backward's diagonal blocks for
+// all heads at once (ssdDiagonalBackwardFactored) give the per-head masked
+// gradients, to float64's precision in float64, and in float32 no further
+// from the float64 gradients than the masked form's are; with and without
+// the forward's kept states they are the same to the bit; where the decay within a chunk is too strong, the chunks fall back
+// to the masks and the bits are the masked form's. The shapes are the
+// benchmarks' SSD at d_model 64 (four heads of 16 sharing one group of B
+// and C), with a partial last chunk; the path is forced on in builds whose
+// BLAS would not take it.
+func TestSSDFactoredBackwardMatchesMasked(t *testing.T) {
+	defer func(off, small bool) { ssdFactorOff, blasSmallKernels = off, small }(ssdFactorOff, blasSmallKernels)
+	blasSmallKernels = true // the factored backward's condition (ssdBackwardFactored), in every build
+	const g = 1
+	names := []string{"x", "dt", "A", "B", "C", "D"}
+	for _, tc := range []struct {
+		name     string
+		c        ssdCase
+		factored bool
+	}{
+		{"mild decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.001, dtHi: 0.05, aScale: 8}, true},
+		{"strong decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.5, dtHi: 2, aScale: 8}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			r := rand.New(rand.NewSource(37))
+			d := ssdData{
+				x:  randData(r, c.b*c.t*c.h*c.p, nil),
+				dt: randData(r, c.b*c.t*c.h, uniformIn(c.dtLo, c.dtHi)),
+				A:  randData(r, c.h, uniformIn(-c.aScale, -0.1*c.aScale)),
+				B:  randData(r, c.b*c.t*g*c.n, nil),
+				C:  randData(r, c.b*c.t*g*c.n, nil),
+				D:  randData(r, c.h, nil),
+			}
+			dOut := randData(r, c.b*c.t*c.h*c.p, nil)
+			ssdFactorOff = true
+			mask64 := ssdGradsOf[float64](c, g, d, dOut, true)
+			mask32 := ssdGradsOf[float32](c, g, d, dOut, true)
+			ssdFactorOff = false
+			fact64 := ssdGradsOf[float64](c, g, d, dOut, true)
+			fact32 := ssdGradsOf[float32](c, g, d, dOut, true)
+			fact32again := ssdGradsOf[float32](c, g, d, dOut, false)
+			for q, name := range names {
+				assertSame(t, "float32 d"+name+" without the kept states", [][]float64{fact32again[q]}, [][]float64{fact32[q]})
+				if !tc.factored {
+					assertSame(t, "float32 d"+name+", strong decay, against masked", [][]float64{fact32[q]}, [][]float64{mask32[q]})
+					assertSame(t, "float64 d"+name+", strong decay, against masked", [][]float64{fact64[q]}, [][]float64{mask64[q]})
+				}
+			}
+			if !tc.factored {
+				return
+			}
+			differ := false
+			for q, name := range names {
+				assertClose(t, "float64 d"+name+", factored against masked", fact64[q], mask64[q], 1e-10, 1e-12)
+				errOf := func(v []float64) (worst float64) {
+					for i := range v {
+						worst = max(worst, math.Abs(v[i]-mask64[q][i])/(1+math.Abs(mask64[q][i])))
+					}
+					return worst
+				}
+				ef, em := errOf(fact32[q]), errOf(mask32[q])
+				t.Logf("float32 d%s against float64: factored %.3g, masked %.3g", name, ef, em)
+				if ef > 2*em+1e-6 {
+					t.Errorf("float32 d%s: factored error %.3g, masked %.3g: the factored backward must be as accurate", name, ef, em)
+				}
+				for i := range fact32[q] {
+					differ = differ || fact32[q][i] != mask32[q][i]
+				}
+			}
+			if !differ {
+				t.Fatal("float32 gradients are the masked form's to the bit: the factored backward did not run")
+			}
+		})
+	}
+}

@@ -93,7 +93,7 @@ type ssdChunk[T floats] struct {
 	// scale [hb·chunk] their float32 factors (ssdRowsDotScale).
 	dots  []float64
 	scale []T
-	// The forward's diagonal blocks in one product (ssdFactorable): iw
+	// The diagonal blocks in one product for all heads (ssdFactorable): iw
 	// [hb·chunk] is 1/w per head, and factored says the chunk in hand takes
 	// that path, with G's lower triangle in Gm's first block.
 	iw       []float64
@@ -120,10 +120,8 @@ func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 		c.seg, c.dG, c.dGs = scratchUninit[T](hb*cc), scratchUninit[T](hb*cc), scratchUninit[T](cc)
 		c.dU, c.dY, c.dW = scratchUninit[T](wide), scratchUninit[T](wide), scratchUninit[T](wide)
 		c.dots, c.scale = scratchUninit[float64](hb*ch), scratchUninit[T](hb*ch)
-	} else {
-		c.Yc = scratchUninit[T](wide)
-		c.iw = scratchUninit[float64](hb * ch)
 	}
+	c.Yc, c.iw = scratchUninit[T](wide), scratchUninit[float64](hb*ch)
 	return c
 }
 
