@@ -36,7 +36,10 @@ type SSDInputs struct {
 // forward forms G∘L U as diag(1/w) tril(G) (w·U), with w the decays to the
 // chunk's end, wherever they stay within [2⁻⁶⁰, 2⁶⁰] (ssdFactorable: every
 // head in one product), and from the differences of the cumulative sum
-// elsewhere; the backward always takes the differences. Any t works: the
+// elsewhere; the backward takes the same form where the forward's product
+// takes all of a unit's heads on OpenBLAS's small kernels
+// (ssdBackwardFactored: d_model 64's heads of 16), and the differences
+// elsewhere. Any t works: the
 // last chunk is shorter (the listing pads it, which is the same).
 // Every input, H0 included, is differentiable.
 func SSD(in SSDInputs, chunkLen int) (*G.Node, error) { return ssdApply(in, chunkLen, ssdOutY) }

@@ -545,10 +545,8 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 			dD[j] += dDc
 		}
 	}
-	// Diagonal blocks, per head: Q = dY Uᵀ; dG = seg∘Q; dU += Mᵀ dY; R =
-	// G∘dG feeds dcum. B and C are the group's, so dC += (Σ_j dG_j) B and
-	// dB += (Σ_j dG_j)ᵀ C; the mask gradient adds each dG_j after the first
-	// to that sum.
+	// Diagonal blocks: either form adds to dU and dcum and returns dGs =
+	// Σ_j dG_j. B and C are the group's, so dC += dGs B and dB += dGsᵀ C.
 	var dGs []T
 	if c.factored {
 		dGs = ssdDiagonalBackwardFactored(u, c, yc, L)
@@ -600,7 +598,7 @@ func ssdDiagonalBackwardMasked[T floats](u ssdUnit, c *ssdChunk[T], L int) []T {
 // block is M_j = diag(1/w) Gl diag(w) (ssdFactorable), so with dYs = dY/w
 // (each head's rows by its own 1/w_i):
 //
-//	R row sums:    dcum_i += Σ_l M_il dY_i·U_l = dYs_i · (Gl W)_i   (Gl W: yc, the forward's)
+//	R row sums:    dcum_i += Σ_l M_il dY_i·U_l = dYs_i · (Gl W)_i   (Gl W: yc)
 //	Mᵀ dY:         Z = Glᵀ dYs;  dU_l += w_l Z_l
 //	R column sums: dcum_l −= Σ_i M_il dY_i·U_l = W_l · Z_l
 //	Σ_j seg_j∘Q_j: dGs = lower(dYs Wᵀ), the heads' sum inside the product
