@@ -51,28 +51,55 @@ func TestSSDFactorable(t *testing.T) {
 	}
 }
 
+// floatsAs converts v to T (nil stays nil).
+func floatsAs[T floats](v []float64) []T {
+	if v == nil {
+		return nil
+	}
+	r := make([]T, len(v))
+	for i, x := range v {
+		r[i] = T(x)
+	}
+	return r
+}
+
+// ssdArgsOf is the case's data as the scan's arguments in T.
+func ssdArgsOf[T floats](d ssdData) ssdArgs[T] {
+	return ssdArgs[T]{x: floatsAs[T](d.x), dt: floatsAs[T](d.dt), A: floatsAs[T](d.A), B: floatsAs[T](d.B), C: floatsAs[T](d.C), D: floatsAs[T](d.D)}
+}
+
 // ssdForwardOf runs the scan's forward on the case's data in T and returns
 // y as float64; D is dropped when withD is false.
 func ssdForwardOf[T floats](c ssdCase, g int, d ssdData) []float64 {
 	k := ssdKernel{b: c.b, t: c.t, h: c.h, g: g, p: c.p, n: c.n, chunk: c.chunk, hasD: c.withD, out: ssdOutY}
-	conv := func(v []float64) []T {
-		if v == nil {
-			return nil
-		}
-		r := make([]T, len(v))
-		for i, x := range v {
-			r[i] = T(x)
-		}
-		return r
-	}
-	a := ssdArgs[T]{x: conv(d.x), dt: conv(d.dt), A: conv(d.A), B: conv(d.B), C: conv(d.C), D: conv(d.D)}
 	y := make([]T, c.b*c.t*c.h*c.p)
-	ssdForward(k, a, y)
-	out := make([]float64, len(y))
-	for i, v := range y {
-		out[i] = float64(v)
+	ssdForward(k, ssdArgsOf[T](d), y)
+	return asFloat64s(y)
+}
+
+// ssdFactoredCases are the benchmarks' SSD at d_model 64 (four heads of
+// 16 sharing one group of B and C) with a partial last chunk: decays
+// within ssdFactorBound in every chunk (the span of dt·|A| over a chunk is
+// at most 64·0.05·8 < 60·ln 2), and decays too strong for it.
+var ssdFactoredCases = []struct {
+	name     string
+	c        ssdCase
+	factored bool // every chunk takes the factored path
+}{
+	{"mild decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.001, dtHi: 0.05, aScale: 8}, true},
+	{"strong decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.5, dtHi: 2, aScale: 8}, false},
+}
+
+// ssdFactoredData draws a case's inputs with g groups of B and C.
+func ssdFactoredData(c ssdCase, g int, r *rand.Rand) ssdData {
+	return ssdData{
+		x:  randData(r, c.b*c.t*c.h*c.p, nil),
+		dt: randData(r, c.b*c.t*c.h, uniformIn(c.dtLo, c.dtHi)),
+		A:  randData(r, c.h, uniformIn(-c.aScale, -0.1*c.aScale)),
+		B:  randData(r, c.b*c.t*g*c.n, nil),
+		C:  randData(r, c.b*c.t*g*c.n, nil),
+		D:  randData(r, c.h, nil),
 	}
-	return out
 }
 
 // TestSSDFactoredMatchesMasked: the forward's diagonal blocks as one
@@ -85,27 +112,10 @@ func ssdForwardOf[T floats](c ssdCase, g int, d ssdData) []float64 {
 func TestSSDFactoredMatchesMasked(t *testing.T) {
 	defer func(off bool) { ssdFactorOff = off }(ssdFactorOff)
 	const g = 1
-	for _, tc := range []struct {
-		name     string
-		c        ssdCase
-		factored bool // every chunk within the bound (span of dt·|A| over a chunk ≤ 64·0.05·8 < 60·ln 2)
-	}{
-		{"mild decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.001, dtHi: 0.05, aScale: 8}, true},
-		{"strong decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, dtLo: 0.5, dtHi: 2, aScale: 8}, false},
-	} {
+	for _, tc := range ssdFactoredCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
-			r := rand.New(rand.NewSource(31))
-			d := ssdData{
-				x:  randData(r, c.b*c.t*c.h*c.p, nil),
-				dt: randData(r, c.b*c.t*c.h, uniformIn(c.dtLo, c.dtHi)),
-				A:  randData(r, c.h, uniformIn(-c.aScale, -0.1*c.aScale)),
-				B:  randData(r, c.b*c.t*g*c.n, nil),
-				C:  randData(r, c.b*c.t*g*c.n, nil),
-			}
-			if c.withD {
-				d.D = randData(r, c.h, nil)
-			}
+			d := ssdFactoredData(c, g, rand.New(rand.NewSource(31)))
 			run := func(off bool, f32 bool) []float64 {
 				ssdFactorOff = off
 				if f32 {
@@ -166,35 +176,21 @@ func ssdGradsOf[T floats](c ssdCase, g int, d ssdData, dOut []float64, save bool
 		k.saved = &ssdSaved{}
 		k.gradientWanted()
 	}
-	conv := func(v []float64) []T {
-		if v == nil {
-			return nil
-		}
-		r := make([]T, len(v))
-		for i, x := range v {
-			r[i] = T(x)
-		}
-		return r
-	}
 	zeros := func(v []T) []T {
 		if v == nil {
 			return nil
 		}
 		return make([]T, len(v))
 	}
-	a := ssdArgs[T]{x: conv(d.x), dt: conv(d.dt), A: conv(d.A), B: conv(d.B), C: conv(d.C), D: conv(d.D)}
+	a := ssdArgsOf[T](d)
 	if save {
 		ssdForward(k, a, make([]T, len(a.x)))
 	}
 	dA := ssdArgs[T]{x: zeros(a.x), dt: zeros(a.dt), A: zeros(a.A), B: zeros(a.B), C: zeros(a.C), D: zeros(a.D)}
-	ssdBackward(k, a, conv(dOut), dA)
+	ssdBackward(k, a, floatsAs[T](dOut), dA)
 	var out [][]float64
 	for _, v := range [][]T{dA.x, dA.dt, dA.A, dA.B, dA.C, dA.D} {
-		f := make([]float64, len(v))
-		for i, x := range v {
-			f[i] = float64(x)
-		}
-		out = append(out, f)
+		out = append(out, asFloat64s(v))
 	}
 	return out
 }
@@ -213,25 +209,11 @@ func TestSSDFactoredBackwardMatchesMasked(t *testing.T) {
 	blasSmallKernels = true // the factored backward's condition (ssdBackwardFactored), in every build
 	const g = 1
 	names := []string{"x", "dt", "A", "B", "C", "D"}
-	for _, tc := range []struct {
-		name     string
-		c        ssdCase
-		factored bool
-	}{
-		{"mild decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.001, dtHi: 0.05, aScale: 8}, true},
-		{"strong decay", ssdCase{b: 2, t: 150, h: 4, p: 16, n: 16, chunk: 64, withD: true, dtLo: 0.5, dtHi: 2, aScale: 8}, false},
-	} {
+	for _, tc := range ssdFactoredCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
 			r := rand.New(rand.NewSource(37))
-			d := ssdData{
-				x:  randData(r, c.b*c.t*c.h*c.p, nil),
-				dt: randData(r, c.b*c.t*c.h, uniformIn(c.dtLo, c.dtHi)),
-				A:  randData(r, c.h, uniformIn(-c.aScale, -0.1*c.aScale)),
-				B:  randData(r, c.b*c.t*g*c.n, nil),
-				C:  randData(r, c.b*c.t*g*c.n, nil),
-				D:  randData(r, c.h, nil),
-			}
+			d := ssdFactoredData(c, g, r)
 			dOut := randData(r, c.b*c.t*c.h*c.p, nil)
 			ssdFactorOff = true
 			mask64 := ssdGradsOf[float64](c, g, d, dOut, true)
