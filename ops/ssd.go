@@ -39,8 +39,8 @@ type SSDInputs struct {
 // elsewhere; the backward takes the same form where the forward's product
 // takes all of a unit's heads on OpenBLAS's small kernels
 // (ssdBackwardFactored: d_model 64's heads of 16), and the differences
-// elsewhere. Any t works: the
-// last chunk is shorter (the listing pads it, which is the same).
+// elsewhere. Any t works: the last chunk is shorter (the listing pads it,
+// which is the same).
 // Every input, H0 included, is differentiable.
 func SSD(in SSDInputs, chunkLen int) (*G.Node, error) { return ssdApply(in, chunkLen, ssdOutY) }
 

@@ -379,7 +379,13 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 	dAparts := make([]float64, k.b*k.h)
 	dDparts := make([]float64, k.b*k.h)
 	saved := savedStates(k, a)
-	factored := k.out == ssdOutY && ssdBackwardFactored(k.chunk, k.p, k.h/k.g/k.blocks)
+	mode := prepDecays // what prepare forms for every chunk of this pass
+	if k.out == ssdOutY {
+		mode = prepBackward
+		if ssdBackwardFactored(k.chunk, k.p, k.h/k.g/k.blocks) {
+			mode = prepBackwardFactored
+		}
+	}
 	gg := newSSDGroupGrads[T](k)
 	dg := d // the units' dB and dC: d's own, or the units' partials
 	if gg.dB != nil {
@@ -406,13 +412,6 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			s0 := ci * k.chunk
 			L := min(k.chunk, k.t-s0)
 			H := stateAt(ci)
-			mode := prepDecays
-			if k.out == ssdOutY {
-				mode = prepBackward
-				if factored {
-					mode = prepBackwardFactored
-				}
-			}
 			prepare(u, a, c, s0, L, mode)
 			ssdStatePassingBackward(u, a, dg, c, H, dH, dHin, s0, L)
 			if k.out == ssdOutY {

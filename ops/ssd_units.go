@@ -87,7 +87,7 @@ type ssdChunk[T floats] struct {
 	G                  []T       // [L,L] C Bᵀ of the group (units of one head use Gm alone)
 	Gm, seg, dG        []T       // per head: G masked to M = G ∘ exp(segsum); exp(segsum); dG
 	dGs                []T       // [L,L] Σ_j dG_j
-	U, W, tmp, Yc      []T       // [L, hb·p]: dt·x; exp(cum_last − cum_j)·U_j; C Hᵀ; the diagonal block's output
+	U, W, tmp, Yc      []T       // [L, hb·p]: dt·x; exp(cum_last − cum_j)·U_j; C Hᵀ; the diagonal blocks' output (factored: Gl·W)
 	dU, dY, dW         []T       // [L, hb·p]
 	// The backward's row passes: dots [hb·chunk] their float64 dot products,
 	// scale [hb·chunk] their float32 factors (ssdRowsDotScale).
