@@ -204,15 +204,35 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	sv.keep(x, g)
 }
 
-// moeTokens lists every expert's tokens: those with a non-zero gate.
+// moeTokens lists every expert's tokens: those with a non-zero gate (a NaN
+// gate counts as chosen), ascending. The choices are unpredictable (top-k
+// of n), so both passes go without a branch on them: the first counts each
+// expert's tokens, the second writes every token into each expert's next
+// slot and moves that expert on only when the token chose it. Each expert's
+// part of the one backing array has a spare slot after it for the writes
+// that do not count.
 func moeTokens[T floats](g []T, k moeKernel) []moeExpert[T] {
 	tokens := k.tokens()
-	experts := make([]moeExpert[T], k.n)
+	counts := make([]int, k.n)
 	for t := 0; t < tokens; t++ {
 		for e, v := range g[t*k.n : (t+1)*k.n] {
-			if v != 0 {
-				experts[e].tokens = append(experts[e].tokens, t)
-			}
+			counts[e] += b2i(v != 0)
+		}
+	}
+	next, total := make([]int, k.n), 0
+	for e, c := range counts {
+		next[e] = total
+		total += c + 1
+	}
+	all := make([]int, total)
+	experts := make([]moeExpert[T], k.n)
+	for e, c := range counts {
+		experts[e].tokens = all[next[e] : next[e]+c : next[e]+c]
+	}
+	for t := 0; t < tokens; t++ {
+		for e, v := range g[t*k.n : (t+1)*k.n] {
+			all[next[e]] = t
+			next[e] += b2i(v != 0)
 		}
 	}
 	return experts

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"math/rand"
 	"runtime"
 	"testing"
@@ -62,6 +63,55 @@ func TestMoECombineSplitInvariant(t *testing.T) {
 				if got[i] != want[i] {
 					t.Fatalf("gates %v, GOMAXPROCS %d: value %d is %v, serial sum %v", gates != nil, procs, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// moeTokens lists, for each expert, the tokens whose gate is not zero (NaN
+// counts, ±0 does not), ascending, as appending token by token did; an
+// expert nobody chose has none, and no expert's list reaches into
+// another's (appending to one leaves the next alone).
+func TestMoETokensMatchesAppend(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	const tokens, n = 300, 8
+	g := make([]float32, tokens*n)
+	for i := range g {
+		switch r.Intn(8) {
+		case 0:
+			g[i] = r.Float32() + 0.01
+		case 1:
+			g[i] = float32(math.Copysign(0, -1))
+		}
+	}
+	g[7*n+2] = float32(math.NaN())
+	for tk := 0; tk < tokens; tk++ {
+		g[tk*n+5] = 0 // expert 5 is never chosen
+	}
+	k := moeKernel{x: tensor.Shape{tokens, 4}, d: 4, n: n}
+	got := moeTokens(g, k)
+	for e := 0; e < n; e++ {
+		var want []int
+		for tk := 0; tk < tokens; tk++ {
+			if v := g[tk*n+e]; v != 0 {
+				want = append(want, tk)
+			}
+		}
+		if len(got[e].tokens) != len(want) {
+			t.Fatalf("expert %d: %d tokens, want %d", e, len(got[e].tokens), len(want))
+		}
+		for i := range want {
+			if got[e].tokens[i] != want[i] {
+				t.Fatalf("expert %d, token %d: %d, want %d", e, i, got[e].tokens[i], want[i])
+			}
+		}
+	}
+	if e := 2; len(got[e].tokens) > 0 && len(got[e+1].tokens) > 0 {
+		next := append([]int(nil), got[e+1].tokens...)
+		_ = append(got[e].tokens, -1)
+		for i, v := range got[e+1].tokens {
+			if v != next[i] {
+				t.Fatalf("appending to expert %d's tokens changed expert %d's", e, e+1)
 			}
 		}
 	}

@@ -258,9 +258,21 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 	if k.loss {
 		// P sums the tokens in order, as before the routing ran in parallel.
 		f, P := routerCounts(chosen, k), make([]float64, n)
-		for t := 0; t < tokens; t++ {
-			for i, v := range s[t*n : (t+1)*n] {
-				P[i] += v / float64(tokens)
+		if tokens&(tokens-1) == 0 {
+			// v/tokens and v·(1/tokens) round the same real number when
+			// tokens is a power of two, so the multiply (a division's
+			// fraction of the time) gives the same bits.
+			inv := 1 / float64(tokens)
+			for t := 0; t < tokens; t++ {
+				for i, v := range s[t*n : (t+1)*n] {
+					P[i] += v * inv
+				}
+			}
+		} else {
+			for t := 0; t < tokens; t++ {
+				for i, v := range s[t*n : (t+1)*n] {
+					P[i] += v / float64(tokens)
+				}
 			}
 		}
 		var L float64
@@ -270,12 +282,22 @@ func routerForward[T floats](y, logits []T, k routerKernel) {
 		y[0] = T(L)
 		return
 	}
-	for i, v := range s {
-		if chosen[i] {
-			y[i] = T(v)
-		} else {
-			y[i] = 0
+	topKGates(y, s, chosen)
+}
+
+// topKGates sets y[i] = s[i] where chosen[i], else +0. The choices are
+// unpredictable (top-k of n), so the float32 path keeps the value's bits
+// through a mask instead of branching on each.
+func topKGates[T floats](y []T, s []float64, chosen []bool) {
+	y, chosen = y[:len(s)], chosen[:len(s)]
+	if y32, ok := any(y).([]float32); ok {
+		for i, v := range s {
+			y32[i] = math.Float32frombits(math.Float32bits(float32(v)) & -uint32(b2i(chosen[i])))
 		}
+		return
+	}
+	for i, v := range s {
+		y[i] = T(math.Float64frombits(math.Float64bits(float64(T(v))) & -uint64(b2i(chosen[i]))))
 	}
 }
 

@@ -74,3 +74,61 @@ func TestRouteFloat32MatchesFloat64(t *testing.T) {
 		}
 	}
 }
+
+// topKGates keeps a chosen probability's bits, NaN included, and writes +0
+// for every other expert, as the branch on each choice did; the loss's P
+// is the same to the bit whether tokens is a power of two (a multiply by
+// 1/tokens) or not (a division).
+func TestTopKGatesAndLossKeepBits(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	const n = 8
+	s := make([]float64, 64*n)
+	chosen := make([]bool, len(s))
+	for i := range s {
+		s[i], chosen[i] = r.Float64(), r.Intn(4) == 0
+	}
+	s[3], chosen[3] = math.NaN(), true
+	s[4], chosen[4] = math.NaN(), false
+	s[5], chosen[5] = math.Copysign(0, -1), true
+	s[6], chosen[6] = math.SmallestNonzeroFloat64, true
+	want32, want64 := make([]float32, len(s)), make([]float64, len(s))
+	for i, v := range s {
+		if chosen[i] {
+			want32[i], want64[i] = float32(v), v
+		}
+	}
+	got32, got64 := make([]float32, len(s)), make([]float64, len(s))
+	for i := range got32 {
+		got32[i], got64[i] = -1, -1 // overwritten whole
+	}
+	topKGates(got32, s, chosen)
+	topKGates(got64, s, chosen)
+	for i := range s {
+		if math.Float32bits(got32[i]) != math.Float32bits(want32[i]) || math.Float64bits(got64[i]) != math.Float64bits(want64[i]) {
+			t.Fatalf("gate %d (s %v, chosen %v): float32 %v, float64 %v; want %v, %v", i, s[i], chosen[i], got32[i], got64[i], want32[i], want64[i])
+		}
+	}
+	for _, tokens := range []int{64, 48} {
+		logits := make([]float32, tokens*n)
+		for i := range logits {
+			logits[i] = float32(r.NormFloat64())
+		}
+		k := routerKernel{shape: tensor.Shape{tokens, n}, k: 2, loss: true, saved: &routerSaved{}}
+		got := make([]float32, 1)
+		routerForward(got, logits, k)
+		ps, ch := route(logits, k)
+		f, P := routerCounts(ch, k), make([]float64, n)
+		for tk := 0; tk < tokens; tk++ {
+			for i, v := range ps[tk*n : (tk+1)*n] {
+				P[i] += v / float64(tokens)
+			}
+		}
+		var L float64
+		for i := range f {
+			L += f[i] * P[i]
+		}
+		if math.Float32bits(got[0]) != math.Float32bits(float32(L)) {
+			t.Errorf("%d tokens: load-balance loss %v, the division's %v", tokens, got[0], float32(L))
+		}
+	}
+}
