@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"runtime"
@@ -69,7 +70,8 @@ func TestMoECombineSplitInvariant(t *testing.T) {
 }
 
 // moeTokens lists, for each expert, the tokens whose gate is not zero (NaN
-// counts, ±0 does not), ascending, as appending token by token did; an
+// counts, ±0 does not), ascending, as appending token by token did, from
+// float32 and float64 gates alike; an
 // expert nobody chose has none, and no expert's list reaches into
 // another's (appending to one leaves the next alone).
 func TestMoETokensMatchesAppend(t *testing.T) {
@@ -104,6 +106,16 @@ func TestMoETokensMatchesAppend(t *testing.T) {
 			if got[e].tokens[i] != want[i] {
 				t.Fatalf("expert %d, token %d: %d, want %d", e, i, got[e].tokens[i], want[i])
 			}
+		}
+	}
+	g64 := make([]float64, len(g))
+	for i, v := range g {
+		g64[i] = float64(v)
+	}
+	got64 := moeTokens(g64, k)
+	for e := range got64 {
+		if fmt.Sprint(got64[e].tokens) != fmt.Sprint(got[e].tokens) {
+			t.Fatalf("expert %d: float64 gates give tokens %v, float32 %v", e, got64[e].tokens, got[e].tokens)
 		}
 	}
 	if e := 2; len(got[e].tokens) > 0 && len(got[e+1].tokens) > 0 {
