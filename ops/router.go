@@ -312,18 +312,22 @@ func routerBackward[T floats](dx, dy, logits []T, k routerKernel) {
 	}
 	parallelRanges(tokens, func(_, lo, hi int) {
 		ds := make([]float64, n)
+		if k.loss {
+			for i := range ds {
+				ds[i] = float64(dy[0]) * f[i] / float64(tokens)
+			}
+		}
 		for t := lo; t < hi; t++ {
 			st, ct := s[t*n:(t+1)*n], chosen[t*n:(t+1)*n]
+			if !k.loss {
+				// dgates on the chosen experts, +0 elsewhere, masked by
+				// the bits rather than a branch on each unpredictable choice
+				for i, g := range dy[t*n : (t+1)*n] {
+					ds[i] = math.Float64frombits(math.Float64bits(float64(g)) & -uint64(b2i(ct[i])))
+				}
+			}
 			var dot float64
 			for i := range st {
-				switch {
-				case k.loss:
-					ds[i] = float64(dy[0]) * f[i] / float64(tokens)
-				case ct[i]:
-					ds[i] = float64(dy[t*n+i])
-				default:
-					ds[i] = 0
-				}
 				dot += st[i] * ds[i]
 			}
 			for i := range st {
