@@ -376,13 +376,6 @@ func lessShape(a, b GemmShape) bool {
 	return false
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // replayRun is one shape of a share, ready to run n times.
 type replayRun struct {
 	run func()

@@ -9,6 +9,16 @@ import (
 // floats are the element types every op computes in.
 type floats interface{ ~float32 | ~float64 }
 
+// b2i is 1 for true and 0 for false. Go compiles it to a flag set, without
+// a branch, which the routing's masks (topKGates, moeTokens) rely on: their
+// choices are unpredictable.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // newBuffer returns a zeroed []float32 or []float64 of length n.
 func newBuffer(dt tensor.Dtype, n int) any {
 	if dt == tensor.Float32 {
