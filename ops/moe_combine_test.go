@@ -71,9 +71,9 @@ func TestMoECombineSplitInvariant(t *testing.T) {
 
 // moeTokens lists, for each expert, the tokens whose gate is not zero (NaN
 // counts, ±0 does not), ascending, as appending token by token did, from
-// float32 and float64 gates alike; an
-// expert nobody chose has none, and no expert's list reaches into
-// another's (appending to one leaves the next alone).
+// float32 and float64 gates alike; an expert nobody chose has none, and no
+// expert's list reaches into another's (appending to one leaves the next
+// alone).
 func TestMoETokensMatchesAppend(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
 	const tokens, n = 300, 8

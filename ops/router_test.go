@@ -132,3 +132,57 @@ func TestTopKGatesAndLossKeepBits(t *testing.T) {
 		}
 	}
 }
+
+// The router's backward masks dgates by the choices instead of branching
+// on them: the same bits as the branch, a NaN dgate of an expert not
+// chosen included (it contributes +0), for the gates and for the loss.
+func TestRouterBackwardKeepsBits(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	const tokens, n = 40, 8
+	logits, dy := make([]float32, tokens*n), make([]float32, tokens*n)
+	for i := range logits {
+		logits[i], dy[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	for _, loss := range []bool{false, true} {
+		k := routerKernel{shape: tensor.Shape{tokens, n}, k: 2, loss: loss, saved: &routerSaved{}}
+		s, chosen := route(logits, k)
+		g := dy
+		if loss {
+			g = dy[:1]
+		} else {
+			for i, c := range chosen {
+				if !c {
+					dy[i] = float32(math.NaN()) // not chosen: must not reach dx
+					break
+				}
+			}
+		}
+		// the branch the backward had
+		want := make([]float32, tokens*n)
+		ds := make([]float64, n)
+		for tk := 0; tk < tokens; tk++ {
+			var dot float64
+			for i := 0; i < n; i++ {
+				switch {
+				case loss:
+					ds[i] = float64(g[0]) * routerCounts(chosen, k)[i] / float64(tokens)
+				case chosen[tk*n+i]:
+					ds[i] = float64(g[tk*n+i])
+				default:
+					ds[i] = 0
+				}
+				dot += s[tk*n+i] * ds[i]
+			}
+			for i := 0; i < n; i++ {
+				want[tk*n+i] = float32(s[tk*n+i] * (ds[i] - dot))
+			}
+		}
+		got := make([]float32, tokens*n)
+		routerBackward(got, g, logits, k)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("loss %v, dlogit %d: %v, the branch's %v", loss, i, got[i], want[i])
+			}
+		}
+	}
+}
