@@ -415,15 +415,7 @@ func ssdBackward[T floats](k ssdKernel, a ssdArgs[T], g []T, d ssdArgs[T]) {
 			prepare(u, a, c, s0, L, mode)
 			ssdStatePassingBackward(u, a, dg, c, H, dH, dHin, s0, L)
 			if k.out == ssdOutY {
-				var yc []T
-				if c.factored {
-					// Gl·W again, as the forward formed it: keeping it
-					// from the forward (an activation of x's size per
-					// layer) ran the training step slower.
-					yc = c.Yc
-					ssdFactoredProduct(u, c, L, yc)
-				}
-				ssdChunkOutputBackward(u, a, dg, c, g, H, dHin, s0, L, yc, dD)
+				ssdChunkOutputBackward(u, a, dg, c, g, H, dHin, s0, L, dD)
 			}
 			ssdDecayBackward(u, a, d, c, s0, L, dA)
 			dH, dHin = dHin, dH
@@ -521,9 +513,8 @@ func ssdDecayBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], s0, 
 // Y_i = Σ_{j<=i} G_ij seg_ij U_j + e_i H C_i + D x_i, given dY from g, for
 // the unit's heads. It accumulates into dU (which it expects to hold the
 // state-passing part), dcum, dB, dC, dx, dHin (the states entering the
-// chunk) and dD[j]. On the factored path (c.factored) yc is the chunk's
-// product Gl·W (ssdFactoredProduct).
-func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, yc []T, dD []float64) {
+// chunk) and dD[j].
+func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T], g, H, dHin []T, s0, L int, dD []float64) {
 	k := u.k
 	Cc, Bc := a.C[u.bo+s0*u.ldbc:], a.B[u.bo+s0*u.ldbc:]
 	dCc, dBc := d.C[u.dbo+s0*u.lddbc:], d.B[u.dbo+s0*u.lddbc:]
@@ -548,7 +539,7 @@ func ssdChunkOutputBackward[T floats](u ssdUnit, a, d ssdArgs[T], c *ssdChunk[T]
 	// Σ_j dG_j. B and C are the group's, so dC += dGs B and dB += dGsᵀ C.
 	var dGs []T
 	if c.factored {
-		dGs = ssdDiagonalBackwardFactored(u, c, yc, L)
+		dGs = ssdDiagonalBackwardFactored(u, c, L)
 	} else {
 		dGs = ssdDiagonalBackwardMasked(u, c, L)
 	}
@@ -603,9 +594,13 @@ func ssdDiagonalBackwardMasked[T floats](u ssdUnit, c *ssdChunk[T], L int) []T {
 //	Σ_j seg_j∘Q_j: dGs = lower(dYs Wᵀ), the heads' sum inside the product
 //
 // two products over [L, hb·p] in place of two per head and the heads'
-// masks. It returns dGs.
-func ssdDiagonalBackwardFactored[T floats](u ssdUnit, c *ssdChunk[T], yc []T, L int) []T {
+// masks. It returns dGs. Gl W is formed again into c.Yc, by the forward's
+// call (ssdFactoredProduct): keeping it from the forward (an activation of
+// x's size per layer) ran the training step slower.
+func ssdDiagonalBackwardFactored[T floats](u ssdUnit, c *ssdChunk[T], L int) []T {
 	k := u.k
+	yc := c.Yc
+	ssdFactoredProduct(u, c, L, yc)
 	// dYs into tmp (free until the read-out), and dY·(Gl W) per row.
 	ssdRowsDotScale(c.dots, c.dY, u.P, yc, u.P, c.tmp, u.P, c.scalesOf(c.iw, L), 1, c.chunk, L, u.hb, k.p, false)
 	for j := 0; j < u.hb; j++ {
