@@ -27,3 +27,9 @@ func hasSmallKernels(core string) bool {
 	}
 	return false
 }
+
+// blasPackedBlocks says whether ops that run a chain of products by blocks
+// of rows (SwiGLU) should also do so where OpenBLAS takes the products on
+// its packed kernels: true in this build. (A variable, so that the tests
+// can turn the path off and on.)
+var blasPackedBlocks = true

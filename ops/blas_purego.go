@@ -13,3 +13,8 @@ func BLASCore() string { return "" }
 // gemmTall could block its products for.
 // (A variable, so that the tests can run the blocked path in any build.)
 var blasSmallKernels = false
+
+// blasPackedBlocks is false: SwiGLU was not measured by blocks on gonum's
+// BLAS, so it builds its three nodes there (swigluRowBlock). A variable, so
+// that the tests can run the blocked path in any build.
+var blasPackedBlocks = false

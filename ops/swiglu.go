@@ -19,19 +19,21 @@ import (
 // a time, forward and backward, so that a block's hidden activations are
 // still in cache for its gate, its down-projection and its share of the
 // weights' gradients, instead of making a round trip through memory between
-// graph nodes. Its forward computes what Linear, GatedSiLU and Linear
-// compute, with the same products in the same blocks, to the bit; its
-// weights' gradients sum the blocks in another order (swigluGradGroups). A
-// forward in a graph that takes its gradient keeps x W1 and x W3 for the
-// backward (swigluSaved); an evaluation forward keeps nothing of [rows, f].
-// Elsewhere it builds those three nodes (swigluNodes).
+// graph nodes. Where OpenBLAS runs them on its packed kernels instead (d_model
+// 256, or any size on kernels without the small ones) the op runs blocks of
+// swigluPackedRows rows. Its forward computes what Linear, GatedSiLU and
+// Linear compute, with the same products, to the bit; its weights' gradients
+// sum the blocks in another order (swigluGradGroups). A forward in a graph
+// that takes its gradient keeps x W1 and x W3 for the backward
+// (swigluSaved); an evaluation forward keeps nothing of [rows, f]. In the
+// pure-Go build it builds those three nodes (swigluNodes).
 func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
 	xs, s1 := x.Shape(), w1.Shape()
 	if xs.Dims() < 1 || s1.Dims() != 2 || s1[0] != xs[xs.Dims()-1] {
 		return nil, errors.Errorf("swiglu: W1 %v must be [d, f] with d = x's last axis (x %v)", s1, xs)
 	}
 	k := swigluKernel{x: xs.Clone(), d: s1[0], f: s1[1], saved: &swigluSaved{}}
-	k.blk = tallRowBlock(k.f, k.d) // the same for x W1 (n f, k d) and A W2 (n d, k f)
+	k.blk = swigluRowBlock(k.f, k.d)
 	if !w3.Shape().Eq(s1) {
 		return nil, errors.Errorf("swiglu: W3 must be W1's shape %v, got %v", s1, w3.Shape())
 	}
@@ -44,10 +46,39 @@ func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
 	return apply(k, x, w1, w3, w2)
 }
 
-// swigluNodes is SwiGLU as three nodes, for layers whose products are not
-// run by blocks: there the one op was slower ((SM)4 at d_model 256, one
-// core, training +1.4%), since its backward computes A again and takes its
-// [rows, f] buffers from the scratch pools, where the nodes keep theirs.
+// swigluPackedRows is the rows of SwiGLU's blocks where OpenBLAS runs its
+// products on the packed kernels (tallRowBlock is 0). At d_model 256 (f =
+// 688) a block's H1, H3 and A take 2 MiB, about a Zen 5 core's L2 twice
+// over, and the products of 256 rows still run at the packed kernels' rate.
+// Against the three nodes, (SM)4 at d_model 256 (medians of 5, Zen 5):
+// evaluation −5.9% on two shards and −2.9% on one core, training −0.4% and
+// −1.8%; blocks of 128 gained less (−1.4% in evaluation on two shards) and
+// blocks of 512 lost 2% to 256. On OpenBLAS's Haswell kernels, which have
+// no small-matrix ones, (SM)4 at d_model 64 on one core: training −3.7%,
+// evaluation −0.7%.
+const swigluPackedRows = 256
+
+// swigluRowBlock is the rows of one block of SwiGLU's fused passes for W1
+// [d, f]: the small-matrix kernels' blocks where they take the products
+// (tallRowBlock; the same for x W1, n f and k d, and for A W2, n d and k
+// f), else swigluPackedRows with OpenBLAS's packed kernels, else 0 (the
+// three nodes; gonum's BLAS, which was not measured blocked).
+func swigluRowBlock(f, d int) int {
+	if blk := tallRowBlock(f, d); blk > 0 {
+		return blk
+	}
+	if blasPackedBlocks {
+		return swigluPackedRows
+	}
+	return 0
+}
+
+// swigluNodes is SwiGLU as three nodes, for the builds whose products are
+// not run by blocks (swigluRowBlock). Before SwiGLU blocked the packed
+// kernels' products, the one op without blocks was slower than these nodes
+// ((SM)4 at d_model 256, one core, training +1.4%): its backward computes A
+// again and takes its [rows, f] buffers from the scratch pools, where the
+// nodes keep theirs.
 func swigluNodes(x, w1, w3, w2 *G.Node) (*G.Node, error) {
 	h3, err := Linear(x, w3)
 	if err != nil {
@@ -69,8 +100,7 @@ type swigluKernel struct {
 	x    tensor.Shape
 	d, f int
 	// blk is the rows of one block of the fused passes, or 0 to run each
-	// step over all the rows: tallRowBlock of the products, so the blocks
-	// are those Linear would cut.
+	// step over all the rows (swigluRowBlock).
 	blk int
 	// saved is shared by the op and its gradient op (not an attribute: no
 	// hash).

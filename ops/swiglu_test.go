@@ -39,17 +39,36 @@ func TestSwiGLUGradFD(t *testing.T) {
 }
 
 // SwiGLU computes what Linear, GatedSiLU and Linear compute in turn, values
-// and gradients, at d_model 64's sizes with the blocked path forced on
-// (float64, so that only the order of the sums differs): one op, in blocks
-// and (40 rows) whole, with rows that leave a short last block; and with it
-// off, the three nodes themselves.
+// and gradients, at d_model 64's sizes (float64, so that only the order of
+// the sums differs): one op in the small kernels' blocks, in
+// swigluPackedRows blocks (300 and 264 rows: a short last block) and (40
+// rows) whole; and with both paths off, the three nodes themselves.
+//
+// The swigluPackedRows blocks are compared only in the build that runs them
+// (OpenBLAS's). Forced on in the pure-Go build, gonum's dgemm sums these
+// 256-row products' inner dimension in blocks of 64 into the output, and
+// one dx value of 1.8e-3, left by terms of about 1e2, came out 1.3e-12 from
+// the nodes'; the blocked backward's bits are still checked there
+// (TestSwiGLUBackwardPaths), and its gradients by finite differences
+// (TestSwiGLUGradFD).
 func TestSwiGLUMatchesLinearGateLinear(t *testing.T) {
-	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	defer func(s, p bool) { blasSmallKernels, blasPackedBlocks = s, p }(blasSmallKernels, blasPackedBlocks)
 	const d, f = 64, 176
-	for _, blocked := range []bool{false, true} {
-		blasSmallKernels = blocked
+	paths := []struct {
+		small, packed bool
+		blk           int
+	}{{false, false, 0}, {true, false, tallRowBlockFor(t, f, d)}}
+	if blasPackedBlocks {
+		paths = append(paths, struct {
+			small, packed bool
+			blk           int
+		}{false, true, swigluPackedRows})
+	}
+	for _, path := range paths {
+		blasSmallKernels, blasPackedBlocks = path.small, path.packed
+		blocked := path.blk > 0
 		for _, shape := range [][]int{{2, 150}, {3, 88}, {1, 40}} {
-			name := fmt.Sprintf("blocked=%v shape=%v", blocked, shape)
+			name := fmt.Sprintf("small=%v packed=%v shape=%v", path.small, path.packed, shape)
 			r := rand.New(rand.NewSource(3))
 			data := drawInputs(r, swigluFDInputs(shape, d, f))
 			dy := randData(r, len(data[0]), nil)
@@ -60,8 +79,9 @@ func TestSwiGLUMatchesLinearGateLinear(t *testing.T) {
 				if fused {
 					y = G.Must(SwiGLU(in[0], in[1], in[2], in[3]))
 					op, _ := y.Op().(fusedOp)
-					if _, one := op.k.(swigluKernel); one != blocked {
-						t.Fatalf("%s: SwiGLU built %v", name, y.Op())
+					sk, one := op.k.(swigluKernel)
+					if one != blocked || sk.blk != path.blk {
+						t.Fatalf("%s: SwiGLU built %v (blocks of %d rows), want blocks of %d", name, y.Op(), sk.blk, path.blk)
 					}
 				} else {
 					y = G.Must(Linear(G.Must(GatedSiLU(G.Must(Linear(in[0], in[2])), G.Must(Linear(in[0], in[1])))), in[3]))
@@ -84,50 +104,59 @@ func TestSwiGLUMatchesLinearGateLinear(t *testing.T) {
 // A backward that finds no save for its inputs (an evaluation forward ran,
 // or none) computes x W1 and x W3 again, and gives the bits of one that
 // used the save; and the blocked backward's weight gradients do not depend
-// on how many workers run its groups.
+// on how many workers run its groups. Both block sizes: the small kernels'
+// and swigluPackedRows (300 rows: a block of 256 and one of 44).
 func TestSwiGLUBackwardPaths(t *testing.T) {
-	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	blasSmallKernels = true
 	const d, f = 64, 176
 	r := rand.New(rand.NewSource(4))
 	data := drawInputs(r, swigluFDInputs([]int{2, 150}, d, f))
 	dy := randData(r, len(data[0]), nil)
 	in := []any{data[0], data[1], data[2], data[3]}
-	newKernel := func() swigluKernel {
-		k := swigluKernel{x: []int{2, 150, d}, d: d, f: f, blk: tallRowBlock(f, d), saved: &swigluSaved{}}
-		if k.blk == 0 || k.blk >= 300 {
-			t.Fatalf("blocks of %d rows: the case does not block", k.blk)
+	for _, blk := range []int{tallRowBlockFor(t, f, d), swigluPackedRows} {
+		if blk >= 300 {
+			t.Fatalf("blocks of %d rows: the case does not block", blk)
 		}
-		return k
-	}
-	var ref [][]float64
-	for _, c := range []struct {
-		save  bool
-		procs int
-	}{{true, 1}, {false, 1}, {true, 3}, {false, 2}} {
-		runtime.GOMAXPROCS(c.procs)
-		k := newKernel()
-		k.saved.wanted = c.save
-		y := make([]float64, len(data[0]))
-		if err := k.forward(in, y); err != nil {
-			t.Fatal(err)
-		}
-		if kept := k.saved.h1 != nil; kept != c.save {
-			t.Fatalf("save %v: forward kept H1 %v", c.save, kept)
-		}
-		grads := kernelGrads(t, k, in, dy)
-		if k.saved.h1 != nil || k.saved.h3 != nil {
-			t.Fatalf("save %v: the backward left its save in place", c.save)
-		}
-		if ref == nil {
-			ref = grads
-			continue
-		}
-		for i := range grads {
-			assertSameFloat64s(t, fmt.Sprintf("save %v GOMAXPROCS %d: gradient of input %d, against the save at 1,", c.save, c.procs, i), grads[i], ref[i])
+		var ref [][]float64
+		for _, c := range []struct {
+			save  bool
+			procs int
+		}{{true, 1}, {false, 1}, {true, 3}, {false, 2}} {
+			runtime.GOMAXPROCS(c.procs)
+			k := swigluKernel{x: []int{2, 150, d}, d: d, f: f, blk: blk, saved: &swigluSaved{}}
+			k.saved.wanted = c.save
+			y := make([]float64, len(data[0]))
+			if err := k.forward(in, y); err != nil {
+				t.Fatal(err)
+			}
+			if kept := k.saved.h1 != nil; kept != c.save {
+				t.Fatalf("blocks of %d, save %v: forward kept H1 %v", blk, c.save, kept)
+			}
+			grads := kernelGrads(t, k, in, dy)
+			if k.saved.h1 != nil || k.saved.h3 != nil {
+				t.Fatalf("blocks of %d, save %v: the backward left its save in place", blk, c.save)
+			}
+			if ref == nil {
+				ref = grads
+				continue
+			}
+			for i := range grads {
+				assertSameFloat64s(t, fmt.Sprintf("blocks of %d, save %v GOMAXPROCS %d: gradient of input %d, against the save at 1,", blk, c.save, c.procs, i), grads[i], ref[i])
+			}
 		}
 	}
+}
+
+// tallRowBlockFor is tallRowBlock(n, k) with the small kernels on; the
+// test fails if that does not block.
+func tallRowBlockFor(t *testing.T, n, k int) int {
+	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	blasSmallKernels = true
+	blk := tallRowBlock(n, k)
+	if blk == 0 {
+		t.Fatalf("tallRowBlock(%d, %d) does not block with the small kernels on", n, k)
+	}
+	return blk
 }
 
 // Bad shapes are refused with the shapes named.
