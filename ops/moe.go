@@ -178,7 +178,7 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 		if reuse {
 			ex.pass.regather(k, ex.tokens, x)
 		} else {
-			ex.pass = moeExpertForward(k, e, ex.tokens, x, in[2], in[3], in[4])
+			ex.pass = moeExpertForward(k, e, ex.tokens, x, in[2], in[3], in[4], backward, sv.wanted)
 		}
 		if !backward {
 			// 3. Forward: the expert's outputs, scaled by the gates later.
@@ -257,21 +257,62 @@ func moeCombine[T floats](dst, g []T, experts []moeExpert[T], k moeKernel) {
 
 // moeExpertPass is one expert's forward over its m tokens: X [m, d],
 // H1 = X W1, H3 = X W3 [m, f], A = silu(H1) ⊙ H3, Y = A W2 [m, d]. All
-// come from the scratch pools.
+// come from the scratch pools; a forward by blocks (moeExpertForward)
+// leaves out those it did not keep whole.
 type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 
 // moeExpertForward is steps 1–2 for expert e: gather its tokens, run its
-// SwiGLU.
-func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T) moeExpertPass[T] {
+// SwiGLU, by blocks of swigluRowBlock rows as SwiGLU's op does, so that a
+// block's activations are still near the core for its next product. With
+// whole (a backward that found no save) every activation is kept whole for
+// the backward. Otherwise (a forward) A is only a block's (the backward
+// makes it again, regather), and H1 and H3 are too unless keep (a training
+// graph's forward, whose backward reads them). The products are the same
+// blocks either way, so a backward without a save sees the bits a forward
+// would have kept (OpenBLAS's packed kernels can round a row differently by
+// where it falls in a product).
+func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T, whole, keep bool) moeExpertPass[T] {
 	m, df := len(tokens), k.d*k.f
+	w1, w3, w2 := W1[e*df:], W3[e*df:], W2[e*df:]
 	// Every buffer is written whole (gather, gemm with beta 0, gated SiLU).
-	f := moeExpertPass[T]{X: scratchUninit[T](m * k.d), H1: scratchUninit[T](m * k.f), H3: scratchUninit[T](m * k.f),
-		A: scratchUninit[T](m * k.f), Y: scratchUninit[T](m * k.d)}
+	f := moeExpertPass[T]{X: scratchUninit[T](m * k.d), Y: scratchUninit[T](m * k.d)}
 	gatherRows(f.X, x, tokens, k.d)
-	gemmTallSerial(false, m, k.f, k.d, f.X, k.d, W1[e*df:], k.f, 0, f.H1, k.f)
-	gemmTallSerial(false, m, k.f, k.d, f.X, k.d, W3[e*df:], k.f, 0, f.H3, k.f)
-	gatedSiLU(f.A, f.H3, f.H1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
-	gemmTallSerial(false, m, k.d, k.f, f.A, k.f, W2[e*df:], k.d, 0, f.Y, k.d)
+	blk := swigluRowBlock(k.f, k.d)
+	if blk == 0 || m <= blk {
+		blk = m
+	}
+	if whole || keep || blk == m {
+		f.H1, f.H3 = scratchUninit[T](m*k.f), scratchUninit[T](m*k.f)
+	}
+	if whole || blk == m {
+		f.A = scratchUninit[T](m * k.f)
+	}
+	// The block buffers, where an activation is not kept whole.
+	var h1, h3, a []T
+	if f.H1 == nil {
+		h1, h3 = scratchUninit[T](blk*k.f), scratchUninit[T](blk*k.f)
+		defer releaseScratch(h1)
+		defer releaseScratch(h3)
+	}
+	if f.A == nil {
+		a = scratchUninit[T](blk * k.f)
+		defer releaseScratch(a)
+	}
+	for r0 := 0; r0 < m; r0 += blk {
+		rows := min(blk, m-r0)
+		b1, b3, ba := h1, h3, a
+		if f.H1 != nil {
+			b1, b3 = f.H1[r0*k.f:], f.H3[r0*k.f:]
+		}
+		if f.A != nil {
+			ba = f.A[r0*k.f:]
+		}
+		b1, b3, ba = b1[:rows*k.f], b3[:rows*k.f], ba[:rows*k.f]
+		gemmTallSerial(false, rows, k.f, k.d, f.X[r0*k.d:], k.d, w1, k.f, 0, b1, k.f)
+		gemmTallSerial(false, rows, k.f, k.d, f.X[r0*k.d:], k.d, w3, k.f, 0, b3, k.f)
+		gatedSiLU(ba, b3, b1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
+		gemmTallSerial(false, rows, k.d, k.f, ba, k.f, w2, k.d, 0, f.Y[r0*k.d:], k.d)
+	}
 	return f
 }
 

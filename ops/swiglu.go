@@ -21,9 +21,11 @@ import (
 // weights' gradients, instead of making a round trip through memory between
 // graph nodes. Where OpenBLAS runs them on its packed kernels instead (d_model
 // 256, or any size on kernels without the small ones) the op runs blocks of
-// swigluPackedRows rows. Its forward computes what Linear, GatedSiLU and
-// Linear compute, with the same products, to the bit; its weights' gradients
-// sum the blocks in another order (swigluGradGroups). A forward in a graph
+// swigluPackedRows rows. In the small kernels' blocks its forward computes
+// what Linear, GatedSiLU and Linear compute to the bit; in the packed
+// kernels' blocks OpenBLAS can round a row differently by where it falls in
+// a product, so the last bits can differ from the nodes'. Its weights'
+// gradients sum the blocks in another order (swigluGradGroups). A forward in a graph
 // that takes its gradient keeps x W1 and x W3 for the backward
 // (swigluSaved); an evaluation forward keeps nothing of [rows, f]. In the
 // pure-Go build it builds those three nodes (swigluNodes).
@@ -215,8 +217,7 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 					o = r0 * k.f
 				}
 				p1, p3, pa := b1[o:o+m*k.f], b3[o:o+m*k.f], a[:m*k.f]
-				gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w1, k.f, 0, p1, k.f)
-				gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w3, k.f, 0, p3, k.f)
+				swigluHiddenBlock(p1, p3, x, w1, w3, r0, m, k)
 				gatedSiLU(pa, p3, p1)
 				gemm(false, false, m, k.d, k.f, 1, pa, k.f, w2, k.d, 0, y[r0*k.d:], k.d)
 			}
@@ -226,6 +227,33 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		sv.h1, sv.h3 = h1, h3
 		sv.keep(x, w1, w3)
 	}
+}
+
+// swigluHiddenBlock writes H1 = x W1 and H3 = x W3 of rows [r0, r0+m)
+// into p1 and p3 ([m, f] each): the products the blocked forward runs for
+// a block.
+func swigluHiddenBlock[T floats](p1, p3, x, w1, w3 []T, r0, m int, k swigluKernel) {
+	gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w1, k.f, 0, p1, k.f)
+	gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w3, k.f, 0, p3, k.f)
+}
+
+// swigluHidden writes H1 and H3 of all the rows with the forward's own
+// products, so that a backward without a save computes them to the bits
+// the forward would have kept: by its blocks, or whole. (OpenBLAS's packed
+// kernels can round a row differently by where it falls in the product.)
+func swigluHidden[T floats](h1, h3, x, w1, w3 []T, k swigluKernel) {
+	rows, blk := k.rows(), k.blk
+	if blk == 0 || rows <= blk {
+		gemmTall(false, rows, k.f, k.d, x, k.d, w1, k.f, 0, h1, k.f)
+		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
+		return
+	}
+	parallelRanges((rows+blk-1)/blk, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			r0, m := b*blk, min(blk, rows-b*blk)
+			swigluHiddenBlock(h1[r0*k.f:], h3[r0*k.f:], x, w1, w3, r0, m, k)
+		}
+	})
 }
 
 // swigluBackward writes dx, dW1, dW3 and dW2 (d[0..3]) from the saved H1
@@ -245,8 +273,7 @@ func swigluBackward[T floats](d [][]T, dy []T, in [][]T, k swigluKernel) {
 	if h1 == nil || h3 == nil {
 		sv.release()
 		h1, h3 = scratchUninit[T](rows*k.f), scratchUninit[T](rows*k.f) // written whole
-		gemmTall(false, rows, k.f, k.d, x, k.d, w1, k.f, 0, h1, k.f)
-		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
+		swigluHidden(h1, h3, x, w1, w3, k)
 	}
 	sv.h1, sv.h3 = nil, nil // this pass owns them now
 	sv.drop()
