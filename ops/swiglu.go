@@ -19,16 +19,16 @@ import (
 // a time, forward and backward, so that a block's hidden activations are
 // still in cache for its gate, its down-projection and its share of the
 // weights' gradients, instead of making a round trip through memory between
-// graph nodes. Where OpenBLAS runs them on its packed kernels instead (d_model
-// 256, or any size on kernels without the small ones) the op runs blocks of
-// swigluPackedRows rows. In the small kernels' blocks its forward computes
-// what Linear, GatedSiLU and Linear compute to the bit; in the packed
-// kernels' blocks OpenBLAS can round a row differently by where it falls in
-// a product, so the last bits can differ from the nodes'. Its weights'
-// gradients sum the blocks in another order (swigluGradGroups). A forward in a graph
-// that takes its gradient keeps x W1 and x W3 for the backward
-// (swigluSaved); an evaluation forward keeps nothing of [rows, f]. In the
-// pure-Go build it builds those three nodes (swigluNodes).
+// graph nodes. Where OpenBLAS runs them on its packed kernels instead
+// (d_model 256, or any size on kernels without the small ones) the op runs
+// blocks of swigluPackedRows rows. In the small kernels' blocks its forward
+// computes what Linear, GatedSiLU and Linear compute to the bit; in the
+// packed kernels' blocks OpenBLAS can round a row differently by where it
+// falls in a product, so the last bits can differ from the nodes'. Its
+// weights' gradients sum the blocks in another order (swigluGradGroups). A
+// forward in a graph that takes its gradient keeps x W1 and x W3 for the
+// backward (swigluSaved); an evaluation forward keeps nothing of [rows, f].
+// In the pure-Go build it builds those three nodes (swigluNodes).
 func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
 	xs, s1 := x.Shape(), w1.Shape()
 	if xs.Dims() < 1 || s1.Dims() != 2 || s1[0] != xs[xs.Dims()-1] {
