@@ -55,15 +55,13 @@ func TestSwiGLUGradFD(t *testing.T) {
 func TestSwiGLUMatchesLinearGateLinear(t *testing.T) {
 	defer func(s, p bool) { blasSmallKernels, blasPackedBlocks = s, p }(blasSmallKernels, blasPackedBlocks)
 	const d, f = 64, 176
-	paths := []struct {
-		small, packed bool
-		blk           int
-	}{{false, false, 0}, {true, false, tallRowBlockFor(t, f, d)}}
+	type path struct {
+		small, packed bool // blasSmallKernels, blasPackedBlocks
+		blk           int  // the blocks SwiGLU must choose (0: the nodes)
+	}
+	paths := []path{{false, false, 0}, {true, false, tallRowBlockFor(t, f, d)}}
 	if blasPackedBlocks {
-		paths = append(paths, struct {
-			small, packed bool
-			blk           int
-		}{false, true, swigluPackedRows})
+		paths = append(paths, path{false, true, swigluPackedRows})
 	}
 	for _, path := range paths {
 		blasSmallKernels, blasPackedBlocks = path.small, path.packed
