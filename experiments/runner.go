@@ -48,6 +48,10 @@ type Runner struct {
 	// cores, the same results to rounding, and recorded in each run's
 	// config, so a run started without it does not resume with it.
 	Shards int
+	// ShardThreads, with Shards, caps each shard's loops at that many
+	// goroutines (train.Config.ShardThreads): speed only, the same results,
+	// so a run may resume with another value.
+	ShardThreads int
 	// Stop, when closed, ends the sweep after the training step in
 	// progress: that arm is checkpointed, no further arm starts, the report
 	// is written, and Run returns the arm's *train.StoppedError (a resume
@@ -240,7 +244,7 @@ func (sw *sweep) jobAt(a Arm, lr float64, s int) (job, error) {
 		dir = LRSeedDir(sw.r.Out, sw.def.Name, sw.r.Preset, a.Name, lr, s)
 	}
 	if sw.r.Shards > 1 && a.trains() {
-		a.Train.Shards = sw.r.Shards
+		a.Train.Shards, a.Train.ShardThreads = sw.r.Shards, sw.r.ShardThreads
 	}
 	cfg, err := armConfig(a, s)
 	if err != nil {

@@ -34,6 +34,9 @@ type Sweep struct {
 	// Shards, when above 1, splits each training batch over that many
 	// graphs run at once (wm run --shards): give it CPUs to match.
 	Shards int
+	// ShardThreads, with Shards, caps each shard's loops at that many
+	// goroutines (wm run --shard-threads; the same results).
+	ShardThreads int
 	// Time limit per task in Slurm's format ("" for the partition's).
 	Time string
 	// Extra lines of #SBATCH options ("--partition=gpu", "--mem=8G").
@@ -161,6 +164,9 @@ func (s Sweep) script(name string, tasks []SweepTask, grid string) string {
 	shards := ""
 	if s.Shards > 1 {
 		shards = fmt.Sprintf(" --shards %d", s.Shards)
+		if s.ShardThreads > 0 {
+			shards += fmt.Sprintf(" --shard-threads %d", s.ShardThreads)
+		}
 	}
 	fmt.Fprintf(&b, "exec %s run %s --preset %s --out %s --arms \"$arm\" --seed \"$seed\" --lr-grid %s%s --resume\n",
 		shellQuote(s.WM), shellQuote(s.Name), shellQuote(s.Preset), shellQuote(s.Out), shellQuote(grid), shards)

@@ -6,13 +6,42 @@ import (
 	"sync/atomic"
 )
 
-// parallelFor calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines.
+// loopThreads caps the goroutines of every parallelFor and parallelRanges
+// (0: no cap). See SetLoopThreads.
+var loopThreads atomic.Int32
+
+// SetLoopThreads caps at n the goroutines that each op runs its loops on,
+// for the whole process, and returns the cap it replaces (0: none, every
+// loop on up to GOMAXPROCS goroutines, the default). The work is still split
+// into as many parts as GOMAXPROCS gives, and the parts' partial sums are
+// added in the same order, so results are the same bits whatever the cap:
+// it moves only where the parts run. A cap of 1 runs them one after the
+// other on the calling goroutine.
+//
+// Data-parallel shards use it (train.Config.ShardThreads): with as many
+// shards as cores, each shard's graph on one core without helpers saves
+// the goroutines' start and wait in every loop of a small model's step. A
+// negative n is taken as 0.
+func SetLoopThreads(n int) (previous int) {
+	return int(loopThreads.Swap(int32(max(n, 0))))
+}
+
+// loopGoroutines is the number of goroutines a loop of parts independent
+// parts runs on: GOMAXPROCS, the cap of SetLoopThreads and parts, whichever
+// is least, and at least 1.
+func loopGoroutines(parts int) int {
+	g := min(runtime.GOMAXPROCS(0), parts)
+	if c := int(loopThreads.Load()); c > 0 {
+		g = min(g, c)
+	}
+	return max(g, 1)
+}
+
+// parallelFor calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines
+// (fewer under SetLoopThreads; on the caller's when that is one).
 // Each index runs exactly once; fn must not write memory another index writes.
 func parallelFor(n int, fn func(i int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > n {
-		workers = n
-	}
+	workers := loopGoroutines(n)
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
 			fn(i)
@@ -35,7 +64,9 @@ func parallelFor(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// workerCount is the number of workers parallelRanges uses for n items.
+// workerCount is the number of parts parallelRanges splits n items into:
+// GOMAXPROCS, or n when fewer, and at least 1. It does not depend on
+// SetLoopThreads, so that per-part sums round the same whatever the cap.
 func workerCount(n int) int {
 	w := runtime.GOMAXPROCS(0)
 	if w > n {
@@ -47,19 +78,14 @@ func workerCount(n int) int {
 	return w
 }
 
-// parallelRanges splits [0, n) into workerCount(n) contiguous ranges and calls
-// fn(worker, lo, hi) for each on its own goroutine, so that callers can keep
-// one accumulator per worker and sum them after.
+// parallelRanges splits [0, n) into workerCount(n) contiguous ranges and
+// calls fn(worker, lo, hi) for each, so that callers can keep one
+// accumulator per worker and sum them after. The ranges run on their own
+// goroutines up to the cap of SetLoopThreads, and one after the other on the
+// caller's goroutine when there is one range or the cap is 1.
 func parallelRanges(n int, fn func(worker, lo, hi int)) {
-	workers := workerCount(n)
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	for w := 0; w < workers; w++ {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		go func(w, lo, hi int) {
-			defer wg.Done()
-			fn(w, lo, hi)
-		}(w, lo, hi)
-	}
-	wg.Wait()
+	parts := workerCount(n)
+	parallelFor(parts, func(w int) {
+		fn(w, w*n/parts, (w+1)*n/parts)
+	})
 }

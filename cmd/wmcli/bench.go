@@ -126,19 +126,25 @@ func benchConfig(pattern string, d, t, experts int) graph.Config {
 // stepFlags are the flags of one benchmark step: the model (a pattern at a
 // width, with bench's other settings) and its batch.
 type stepFlags struct {
-	pattern                  *string
-	d, t, b, experts, shards *int
+	pattern                                *string
+	d, t, b, experts, shards, shardThreads *int
+}
+
+// layout is the step's use of the cores (--shards, --shard-threads).
+func (f stepFlags) layout() train.Layout {
+	return train.Layout{Shards: *f.shards, ShardThreads: *f.shardThreads}
 }
 
 // benchStepFlags registers stepFlags on fs (wm bench-one and wm products).
 func benchStepFlags(fs *flag.FlagSet) stepFlags {
 	return stepFlags{
-		pattern: fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)3 AM\""),
-		d:       fs.Int("d-model", 64, "model width"),
-		t:       fs.Int("seq-len", 256, "tokens per sequence"),
-		b:       fs.Int("batch", 8, "sequences per step"),
-		experts: fs.Int("experts", 1024, "CDMoE experts (patterns with E)"),
-		shards:  fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)"),
+		pattern:      fs.String("pattern", "", "layer pattern to measure, e.g. \"(SM)3 AM\""),
+		d:            fs.Int("d-model", 64, "model width"),
+		t:            fs.Int("seq-len", 256, "tokens per sequence"),
+		b:            fs.Int("batch", 8, "sequences per step"),
+		experts:      fs.Int("experts", 1024, "CDMoE experts (patterns with E)"),
+		shards:       fs.Int("shards", 1, "graphs the batch is split over, run at once (data parallelism)"),
+		shardThreads: fs.Int("shard-threads", 0, "with --shards above 1, goroutines each op's loops run on inside a shard (0: GOMAXPROCS; 1: each shard on its own core)"),
 	}
 }
 
@@ -148,7 +154,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wm bench-one", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	step := benchStepFlags(fs)
-	pattern, d, t, b, experts, shards := step.pattern, step.d, step.t, step.b, step.experts, step.shards
+	pattern, d, t, b, experts := step.pattern, step.d, step.t, step.b, step.experts
 	reps := fs.Int("reps", 3, "timed steps after the warm-up")
 	gemmRate := fs.Bool("gemm-rate", false, "measure only the BLAS's float32 product rate (GFLOP/s)")
 	if err := fs.Parse(args); err != nil {
@@ -160,7 +166,7 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	cfg := benchConfig(*pattern, *d, *t, *experts)
-	tp, err := train.MeasureThroughputShards(cfg, *b, *t, *reps, *shards, 1)
+	tp, err := train.MeasureThroughputLayout(cfg, *b, *t, *reps, step.layout(), 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "wm bench-one: %v\n", err)
 		return 1
@@ -257,7 +263,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32), allocator %s. %s. %s\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure. The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), with each op's loops on up to threads goroutines and with each shard's loops on one (train.Config.ShardThreads 1), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure (2×1: two shards of one thread each). The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), peerMalloc, "Command: wm bench "+strings.Join(args, " "), notes, cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
@@ -518,7 +524,7 @@ func (cfg benchSettings) measureRoundOf(row *benchRow, self, peerScript string, 
 		}
 	}
 	if row.WM.keep(r.WM) {
-		row.WMShards = r.WMShards
+		row.WMLayout = train.Layout{Shards: r.WMShards, ShardThreads: r.WMShardThreads}
 	}
 	if r.Peer == nil {
 		return nil
@@ -540,9 +546,11 @@ func (cfg benchSettings) measureRound(self, peerScript, pat string, z benchSize,
 	r := journalRound{Pattern: pat, Size: z, Threads: p, Round: round}
 	var err error
 	cpus := cfg.cpusFor(p)
-	if r.WM, r.WMShards, err = measureWM(self, args, z.B, p, cpus); err != nil {
+	var wmLayout train.Layout
+	if r.WM, wmLayout, err = measureWM(self, args, z.B, p, cpus); err != nil {
 		return r, errors.Wrapf(err, "%s d=%d t=%d", pat, z.D, z.T)
 	}
+	r.WMShards, r.WMShardThreads = wmLayout.Shards, wmLayout.ShardThreads
 	if peerScript == "" {
 		return r, nil
 	}
@@ -557,33 +565,35 @@ func (cfg benchSettings) measureRound(self, peerScript, pat string, z benchSize,
 // markdown is the row of the table.
 func (r benchRow) markdown() string {
 	wm, pr, z := r.WM, r.Peer, r.Size
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Pattern, z.D, z.T, z.B, r.Threads, r.WMShards, r.PeerLayout,
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s |\n", r.Pattern, z.D, z.T, z.B, r.Threads, r.WMLayout, r.PeerLayout,
 		wm.Train, num(pr.Train), ratio(wm.Train, pr.Train), wm.Eval, num(pr.Eval), ratio(wm.Eval, pr.Eval), wm.RSSMB, num(pr.RSSMB), ratio(wm.RSSMB, pr.RSSMB))
 }
 
 // measureWM runs wm on p threads (confined to cpus; nil: not confined)
 // with the batch as one graph and, when p > 1 divides the batch, split over
-// p graphs at once (train.Config.Shards), the counterpart of the peer's
-// thread layouts. It returns the best training
-// and the best evaluation figure, the peak RSS of the run with the best
-// training, and that run's shard count.
-func measureWM(self string, args []string, batch, p int, cpus []int) (benchResult, int, error) {
-	layouts := []int{1}
+// p graphs at once (train.Config.Shards), both with every op's loops on up
+// to p goroutines and with each shard's on one (train.Config.ShardThreads
+// 1: faster for small models, slower for large ones), the counterpart of
+// the peer's thread layouts. It returns the best training and the best
+// evaluation figure, the peak RSS of the run with the best training, and
+// that run's layout.
+func measureWM(self string, args []string, batch, p int, cpus []int) (benchResult, train.Layout, error) {
+	layouts := []train.Layout{{Shards: 1}}
 	if p > 1 && batch%p == 0 {
-		layouts = append(layouts, p)
+		layouts = append(layouts, train.Layout{Shards: p}, train.Layout{Shards: p, ShardThreads: 1})
 	}
 	var best benchResult
-	bestShards := 0
-	for _, n := range layouts {
-		r, err := measureChild(append([]string{self, "bench-one", "--shards", fmt.Sprint(n)}, args...), cpus, "GOMAXPROCS="+fmt.Sprint(p))
+	var bestLayout train.Layout
+	for _, l := range layouts {
+		r, err := measureChild(append([]string{self, "bench-one", "--shards", fmt.Sprint(l.Shards), "--shard-threads", fmt.Sprint(l.ShardThreads)}, args...), cpus, "GOMAXPROCS="+fmt.Sprint(p))
 		if err != nil {
-			return best, 0, errors.Wrapf(err, "%d shards", n)
+			return best, bestLayout, errors.Wrapf(err, "layout %s", l)
 		}
 		if best.keep(r) {
-			bestShards = n
+			bestLayout = l
 		}
 	}
-	return best, bestShards, nil
+	return best, bestLayout, nil
 }
 
 // measurePeer runs the PyTorch peer on p threads (confined to cpus, as wm

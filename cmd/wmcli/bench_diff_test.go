@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 )
 
 // benchReportText is a report as wm bench --out writes it for rows, under
@@ -26,7 +28,7 @@ func benchReportText(machine string, rows []benchRow) string {
 func benchDiffRows(rate, ratioTrain float64, third bool) []benchRow {
 	row := func(pat string, d, threads int, wmTrain, peerTrain float64) benchRow {
 		return benchRow{Pattern: pat, Size: benchSize{D: d, T: 256, B: 8}, Threads: threads, GemmRate: rate * float64(threads),
-			WMShards: threads, PeerLayout: "1×1",
+			WMLayout: train.Layout{Shards: threads}, PeerLayout: "1×1",
 			WM:   benchResult{Train: wmTrain, Eval: 3 * wmTrain, RSSMB: 100, TrainGFLOP: 1, EvalGFLOP: 1.0 / 3},
 			Peer: benchResult{Train: peerTrain, Eval: 3 * peerTrain, RSSMB: 200}}
 	}

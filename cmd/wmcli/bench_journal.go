@@ -58,14 +58,17 @@ type journalSettings struct {
 // journalRound is one round of one configuration: what measureRoundOf keeps
 // from it.
 type journalRound struct {
-	Pattern    string       `json:"pattern"`
-	Size       benchSize    `json:"size"`
-	Threads    int          `json:"threads"`
-	Round      int          `json:"round"`
-	WM         benchResult  `json:"wm"`
-	WMShards   int          `json:"wm_shards"`
-	Peer       *benchResult `json:"peer,omitempty"` // nil without a peer
-	PeerLayout string       `json:"peer_layout,omitempty"`
+	Pattern  string      `json:"pattern"`
+	Size     benchSize   `json:"size"`
+	Threads  int         `json:"threads"`
+	Round    int         `json:"round"`
+	WM       benchResult `json:"wm"`
+	WMShards int         `json:"wm_shards"`
+	// WMShardThreads caps each shard's loops in that layout (0: none, as
+	// in journals written before wm tried the cap).
+	WMShardThreads int          `json:"wm_shard_threads,omitempty"`
+	Peer           *benchResult `json:"peer,omitempty"` // nil without a peer
+	PeerLayout     string       `json:"peer_layout,omitempty"`
 }
 
 // journalRate is one measurement of the BLAS's rate on Threads threads.

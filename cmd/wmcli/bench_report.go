@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/train"
 )
 
 // benchTableHeader is the first line of wm bench's table of rows.
@@ -25,9 +27,10 @@ type benchRow struct {
 	Threads  int
 	WM, Peer benchResult
 	GemmRate float64 // GFLOP/s
-	// WMShards is the number of graphs a batch was split over in wm's best
-	// training figure (1: one graph).
-	WMShards int
+	// WMLayout is how wm's best training figure used the cores: the number
+	// of graphs a batch was split over (1: one graph) and the cap on each
+	// shard's loops (0: none).
+	WMLayout train.Layout
 	// PeerLayout is the peer's thread layout of its best training figure
 	// ("2×1"), "—" without a peer.
 	PeerLayout string

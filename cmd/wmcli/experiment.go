@@ -51,18 +51,19 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wm run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		preset = fs.String("preset", experiments.Tiny, "size: "+strings.Join(experiments.Presets, ", "))
-		out    = fs.String("out", "", "results folder (required); results go to OUT/NAME/PRESET/ARM/seed-S")
-		seeds  = fs.Int("seeds", 1, "seeds per arm; the table gives mean ± sd")
-		resume = fs.Bool("resume", false, "continue unfinished arms and reuse finished ones")
-		only   = fs.String("arms", "", "comma-separated arm names to run (default: all; see wm list --arms PRESET)")
-		seed   = fs.Int("seed", -1, "run only this seed (one task of a sweep; --seeds is then ignored)")
-		lrGrid = fs.String("lr-grid", "", "learning rates each arm searches (seed 0), e.g. 1e-3,3e-3,1e-2; the seeds run at the best on validation; \"none\" trains at the arms' own rates (default: the experiment's grid at the preset, if any)")
-		noisy  = fs.Int("noisy-seeds", 0, "give an arm this many seeds in all when the sd of its reported measure over --seeds exceeds 3% of the mean")
-		shards = fs.Int("shards", 0, "split each training batch over this many graphs run at once (data parallelism on several cores; same results to rounding; must divide the arms' batch)")
+		preset       = fs.String("preset", experiments.Tiny, "size: "+strings.Join(experiments.Presets, ", "))
+		out          = fs.String("out", "", "results folder (required); results go to OUT/NAME/PRESET/ARM/seed-S")
+		seeds        = fs.Int("seeds", 1, "seeds per arm; the table gives mean ± sd")
+		resume       = fs.Bool("resume", false, "continue unfinished arms and reuse finished ones")
+		only         = fs.String("arms", "", "comma-separated arm names to run (default: all; see wm list --arms PRESET)")
+		seed         = fs.Int("seed", -1, "run only this seed (one task of a sweep; --seeds is then ignored)")
+		lrGrid       = fs.String("lr-grid", "", "learning rates each arm searches (seed 0), e.g. 1e-3,3e-3,1e-2; the seeds run at the best on validation; \"none\" trains at the arms' own rates (default: the experiment's grid at the preset, if any)")
+		noisy        = fs.Int("noisy-seeds", 0, "give an arm this many seeds in all when the sd of its reported measure over --seeds exceeds 3% of the mean")
+		shards       = fs.Int("shards", 0, "split each training batch over this many graphs run at once (data parallelism on several cores; same results to rounding; must divide the arms' batch)")
+		shardThreads = fs.Int("shard-threads", 0, "with --shards, run each shard's loops on at most this many goroutines (0: GOMAXPROCS; 1 with as many shards as cores is faster for small models; the same results either way)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--lr-grid A,B,C|none] [--noisy-seeds N] [--shards N] [--resume]")
+		fmt.Fprintln(stderr, "usage: wm run NAME --preset P --out DIR [--seeds N] [--lr-grid A,B,C|none] [--noisy-seeds N] [--shards N [--shard-threads T]] [--resume]")
 		fs.PrintDefaults()
 	}
 	name, code, ok := parseNamed(fs, args, stderr)
@@ -86,7 +87,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if *shards < 0 {
 		return fail(2, errors.Errorf("--shards: must be >= 0, got %d", *shards))
 	}
-	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy, Shards: *shards}
+	if *shardThreads < 0 || (*shardThreads > 0 && *shards < 2) {
+		return fail(2, errors.Errorf("--shard-threads: must be >= 0, and 0 unless --shards is above 1 (it is %d), got %d", *shards, *shardThreads))
+	}
+	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy, Shards: *shards, ShardThreads: *shardThreads}
 	if r.LRGrid, r.NoLRSearch, err = parseLRGridFlag(*lrGrid); err != nil {
 		return fail(2, err)
 	}

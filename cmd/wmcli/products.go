@@ -44,6 +44,7 @@ func runProducts(args []string, stdout, stderr io.Writer) int {
 		{"--batch", *b, *b >= 1, "at least 1"},
 		{"--seq-len", *t, *t >= 1, "at least 1"},
 		{"--shards", *shards, *shards >= 1 && *b%max(*shards, 1) == 0, fmt.Sprintf("at least 1 and a divisor of --batch %d", *b)},
+		{"--shard-threads", *step.shardThreads, *step.shardThreads >= 0 && (*step.shardThreads == 0 || *shards > 1), "at least 0, and 0 unless --shards is above 1"},
 	} {
 		if !c.ok {
 			fmt.Fprintf(stderr, "wm products: %s %d: want %s\n", c.flag, c.v, c.want)
@@ -59,16 +60,25 @@ func runProducts(args []string, stdout, stderr io.Writer) int {
 	if *eval {
 		path = "evaluation"
 	}
-	fmt.Fprintf(stderr, "wm products: %s d_model %d, seq_len %d, batch %d, %d shard(s), GOMAXPROCS %d: %d %s steps, then %d recorded and their products replayed\n",
-		*pattern, *d, *t, *b, *shards, runtime.GOMAXPROCS(0), *warm, path, *steps)
-	res, err := train.MeasureProductSites(cfg, *b, *t, *shards, !*eval, *warm, *steps, 1)
+	fmt.Fprintf(stderr, "wm products: %s d_model %d, seq_len %d, batch %d, %s, GOMAXPROCS %d: %d %s steps, then %d recorded and their products replayed\n",
+		*pattern, *d, *t, *b, layoutWords(step.layout()), runtime.GOMAXPROCS(0), *warm, path, *steps)
+	res, err := train.MeasureProductSites(cfg, *b, *t, step.layout(), !*eval, *warm, *steps, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "wm products: %v\n", errors.Wrapf(err, "%s d_model %d", *pattern, *d))
 		return 1
 	}
-	writeProductSites(stdout, fmt.Sprintf("%s d_model %d, seq_len %d, batch %d, %d shard(s), GOMAXPROCS %d, %s (BLAS: %s)",
-		*pattern, *d, *t, *b, *shards, runtime.GOMAXPROCS(0), path, blasDescription()), res, *top)
+	writeProductSites(stdout, fmt.Sprintf("%s d_model %d, seq_len %d, batch %d, %s, GOMAXPROCS %d, %s (BLAS: %s)",
+		*pattern, *d, *t, *b, layoutWords(step.layout()), runtime.GOMAXPROCS(0), path, blasDescription()), res, *top)
 	return 0
+}
+
+// layoutWords names a layout in a sentence: "2 shard(s)", and "of 1
+// thread each" when the shards' loops are capped.
+func layoutWords(l train.Layout) string {
+	if l.ShardThreads > 0 {
+		return fmt.Sprintf("%d shard(s) of %d thread(s) each", l.Shards, l.ShardThreads)
+	}
+	return fmt.Sprintf("%d shard(s)", l.Shards)
 }
 
 // writeProductSites prints res as Markdown: a summary line, then one row a

@@ -18,24 +18,25 @@ import (
 // sweepFlags are wm sweep's flags.
 type sweepFlags struct {
 	preset, out, only, wm, limit, extra, lrGrid *string
-	seeds, cpus, shards                         *int
+	seeds, cpus, shards, shardThreads           *int
 	slurm                                       *bool
 }
 
 func newSweepFlags(fs *flag.FlagSet) sweepFlags {
 	exe, _ := os.Executable()
 	return sweepFlags{
-		preset: fs.String("preset", experiments.Tiny, "size: "+strings.Join(experiments.Presets, ", ")),
-		out:    fs.String("out", "", "results folder on storage every node shares (required)"),
-		seeds:  fs.Int("seeds", 3, "seeds per arm"),
-		only:   fs.String("arms", "", "comma-separated arm names (default: all)"),
-		slurm:  fs.Bool("slurm", false, "submit with sbatch (default: print the script)"),
-		wm:     fs.String("wm", exe, "the wm binary the tasks run, reachable from every node"),
-		cpus:   fs.Int("cpus-per-task", 2, "CPUs per task (GOMAXPROCS)"),
-		shards: fs.Int("shards", 0, "split each training batch over this many graphs run at once (wm run --shards; at most --cpus-per-task is useful)"),
-		limit:  fs.String("time", "", "time limit per task (Slurm format, e.g. 2:00:00)"),
-		extra:  fs.String("sbatch", "", "extra sbatch options, separated by ';' (e.g. \"--partition=cpu;--mem=8G\")"),
-		lrGrid: fs.String("lr-grid", "", "learning rates each arm searches (an array of one task per arm before the seeds); \"none\" for no search (default: the experiment's grid at the preset, if any)"),
+		preset:       fs.String("preset", experiments.Tiny, "size: "+strings.Join(experiments.Presets, ", ")),
+		out:          fs.String("out", "", "results folder on storage every node shares (required)"),
+		seeds:        fs.Int("seeds", 3, "seeds per arm"),
+		only:         fs.String("arms", "", "comma-separated arm names (default: all)"),
+		slurm:        fs.Bool("slurm", false, "submit with sbatch (default: print the script)"),
+		wm:           fs.String("wm", exe, "the wm binary the tasks run, reachable from every node"),
+		cpus:         fs.Int("cpus-per-task", 2, "CPUs per task (GOMAXPROCS)"),
+		shards:       fs.Int("shards", 0, "split each training batch over this many graphs run at once (wm run --shards; at most --cpus-per-task is useful)"),
+		shardThreads: fs.Int("shard-threads", 0, "with --shards, each shard's loops on at most this many goroutines (wm run --shard-threads; the same results)"),
+		limit:        fs.String("time", "", "time limit per task (Slurm format, e.g. 2:00:00)"),
+		extra:        fs.String("sbatch", "", "extra sbatch options, separated by ';' (e.g. \"--partition=cpu;--mem=8G\")"),
+		lrGrid:       fs.String("lr-grid", "", "learning rates each arm searches (an array of one task per arm before the seeds); \"none\" for no search (default: the experiment's grid at the preset, if any)"),
 	}
 }
 
@@ -105,7 +106,10 @@ func (f sweepFlags) sweep(name string) (experiments.Sweep, error) {
 	if *f.shards < 0 {
 		return experiments.Sweep{}, errors.Errorf("--shards: must be >= 0, got %d", *f.shards)
 	}
-	sw := experiments.Sweep{Name: name, Preset: *f.preset, Out: absOut, Seeds: *f.seeds, WM: absWM, CPUs: *f.cpus, Shards: *f.shards, Time: *f.limit}
+	if *f.shardThreads < 0 || (*f.shardThreads > 0 && *f.shards < 2) {
+		return experiments.Sweep{}, errors.Errorf("--shard-threads: must be >= 0, and 0 unless --shards is above 1 (it is %d), got %d", *f.shards, *f.shardThreads)
+	}
+	sw := experiments.Sweep{Name: name, Preset: *f.preset, Out: absOut, Seeds: *f.seeds, WM: absWM, CPUs: *f.cpus, Shards: *f.shards, ShardThreads: *f.shardThreads, Time: *f.limit}
 	grid, off, err := parseLRGridFlag(*f.lrGrid)
 	switch {
 	case err != nil:

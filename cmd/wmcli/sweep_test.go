@@ -32,6 +32,16 @@ func TestSweepScript(t *testing.T) {
 		!strings.Contains(out.String(), `--lr-grid none --shards 2 --resume`) {
 		t.Errorf("--shards 2: exit %d, script:\n%s", code, out.String())
 	}
+	out.Reset()
+	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--out", dir, "--wm", "/opt/wm", "--shards", "2", "--shard-threads", "1"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), `--lr-grid none --shards 2 --shard-threads 1 --resume`) {
+		t.Errorf("--shards 2 --shard-threads 1: exit %d, script:\n%s", code, out.String())
+	}
+	errb.Reset()
+	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--out", dir, "--wm", "/opt/wm", "--shard-threads", "1"}, &out, &errb); code == 0 ||
+		!strings.Contains(errb.String(), "--shard-threads") {
+		t.Errorf("--shard-threads without --shards: exit %d, stderr %q; want an error naming --shard-threads", code, errb.String())
+	}
 	// With a grid: an array of one search per arm, then the other seeds.
 	out.Reset()
 	if code := Run([]string{"sweep", "table3", "--preset", "tiny", "--seeds", "3", "--out", dir, "--wm", "/opt/wm", "--lr-grid", "1e-2,1e-3"}, &out, &errb); code != 0 {

@@ -61,7 +61,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 type trainFlags struct {
 	corpus, out, tokenizer                     *string
 	steps, batch, seqLen, evalEvery, ckptEvery *int
-	shards                                     *int
+	shards, shardThreads                       *int
 	seed                                       *int64
 	lr                                         *float64
 	resume                                     *bool
@@ -69,18 +69,19 @@ type trainFlags struct {
 
 func newTrainFlags(fs *flag.FlagSet) trainFlags {
 	return trainFlags{
-		corpus:    fs.String("corpus", "", "corpus: a .txt, .txt.gz, .jsonl file or a folder (default: the embedded KJV)"),
-		out:       fs.String("out", "", "run folder (required)"),
-		steps:     fs.Int("steps", 0, "optimiser steps (required)"),
-		seed:      fs.Int64("seed", 0, "seed of weights and batch order"),
-		batch:     fs.Int("batch", 8, "sequences per step"),
-		seqLen:    fs.Int("seq-len", 128, "tokens per sequence"),
-		lr:        fs.Float64("lr", 1e-3, "peak learning rate"),
-		evalEvery: fs.Int("eval-every", 0, "steps between validation perplexities (0: ten per run)"),
-		ckptEvery: fs.Int("ckpt-every", 0, "steps between checkpoints (0: five per run)"),
-		resume:    fs.Bool("resume", false, "continue the run in --out from its last checkpoint"),
-		shards:    fs.Int("shards", 0, "split each batch over this many graphs run at once (data parallelism on several cores; must divide --batch)"),
-		tokenizer: fs.String("tokenizer", "byte", "byte, or bpe:N to train a byte-level BPE of N tokens on the training text (saved as tokenizer.json)"),
+		corpus:       fs.String("corpus", "", "corpus: a .txt, .txt.gz, .jsonl file or a folder (default: the embedded KJV)"),
+		out:          fs.String("out", "", "run folder (required)"),
+		steps:        fs.Int("steps", 0, "optimiser steps (required)"),
+		seed:         fs.Int64("seed", 0, "seed of weights and batch order"),
+		batch:        fs.Int("batch", 8, "sequences per step"),
+		seqLen:       fs.Int("seq-len", 128, "tokens per sequence"),
+		lr:           fs.Float64("lr", 1e-3, "peak learning rate"),
+		evalEvery:    fs.Int("eval-every", 0, "steps between validation perplexities (0: ten per run)"),
+		ckptEvery:    fs.Int("ckpt-every", 0, "steps between checkpoints (0: five per run)"),
+		resume:       fs.Bool("resume", false, "continue the run in --out from its last checkpoint"),
+		shards:       fs.Int("shards", 0, "split each batch over this many graphs run at once (data parallelism on several cores; must divide --batch)"),
+		shardThreads: fs.Int("shard-threads", 0, "with --shards, run each shard's loops on at most this many goroutines (0: GOMAXPROCS; 1 with as many shards as cores is faster for small models; the same results either way)"),
+		tokenizer:    fs.String("tokenizer", "byte", "byte, or bpe:N to train a byte-level BPE of N tokens on the training text (saved as tokenizer.json)"),
 	}
 }
 
@@ -124,7 +125,7 @@ func (f trainFlags) prepare(fs *flag.FlagSet, config func() (graph.Config, error
 
 // config is the training config the flags give, defaults filled in.
 func (f trainFlags) config() train.Config {
-	return train.Config{Steps: *f.steps, Batch: *f.batch, SeqLen: *f.seqLen, LR: *f.lr, Seed: *f.seed, EvalEvery: *f.evalEvery, CkptEvery: *f.ckptEvery, Shards: *f.shards}.Resolved()
+	return train.Config{Steps: *f.steps, Batch: *f.batch, SeqLen: *f.seqLen, LR: *f.lr, Seed: *f.seed, EvalEvery: *f.evalEvery, CkptEvery: *f.ckptEvery, Shards: *f.shards, ShardThreads: *f.shardThreads}.Resolved()
 }
 
 // trainData is wm train's data: the corpus's two splits packed into

@@ -37,6 +37,17 @@ type Config struct {
 	// batch as one graph. It must divide Batch. Results agree across shard
 	// counts to rounding, and to the bit for one count.
 	Shards int `json:"shards,omitempty"`
+	// ShardThreads, with Shards above 1, caps the goroutines each op runs
+	// its loops on while the shards run (ops.SetLoopThreads); 0, the
+	// default, leaves every loop on up to GOMAXPROCS goroutines. With as
+	// many shards as cores, 1 gives each shard its core alone, which is
+	// faster for small models (no loop's goroutines to start and wait
+	// for) and slower for large ones (two busy shards no longer share each
+	// other's cores); `wm bench` times both. Results are the same bits
+	// whatever it is (the loops keep their split), so it is how a run
+	// runs, not what it computes: config.json leaves it out, and a run may
+	// resume with another value.
+	ShardThreads int `json:"-"`
 	// CkptEvery steps a checkpoint is written (default: 5 times a run), and
 	// always after the last step.
 	CkptEvery int `json:"ckpt_every"`
@@ -88,6 +99,8 @@ func (c Config) Validate() error {
 		return errors.Errorf("train.clip_norm: must be > 0, got %v", c.ClipNorm)
 	case c.Shards < 0 || (c.Shards > 1 && c.Batch%c.Shards != 0):
 		return errors.Errorf("train.shards: must be >= 0 and divide train.batch (%d), got %d", c.Batch, c.Shards)
+	case c.ShardThreads < 0 || (c.ShardThreads > 0 && c.shards() < 2):
+		return errors.Errorf("train.shard_threads (--shard-threads): must be >= 0, and 0 unless train.shards is above 1 (it is %d), got %d", c.Shards, c.ShardThreads)
 	case c.FinalEvalBatches < 0:
 		return errors.Errorf("train.final_eval_batches: must be >= 0, got %d", c.FinalEvalBatches)
 	case c.EvalEvery < 1 || c.EvalBatches < 1 || c.CkptEvery < 1:
@@ -98,3 +111,6 @@ func (c Config) Validate() error {
 
 // shards is the number of graphs a batch is split over (at least 1).
 func (c Config) shards() int { return max(1, c.Shards) }
+
+// layout is how the config's steps use the cores.
+func (c Config) layout() Layout { return Layout{Shards: c.shards(), ShardThreads: c.ShardThreads} }

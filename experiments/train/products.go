@@ -51,20 +51,20 @@ func (s ProductSite) Loss() time.Duration { return s.InStep - s.Warm }
 // MeasureProductSites builds the model of cfg with float32 parameters
 // from seed, runs warm steps of it on random tokens of [batch, seqLen]
 // (training steps with the AdamW update when withGrad, evaluation
-// forwards otherwise; shards graphs at once, as Config.Shards), records
+// forwards otherwise; in layout l, as Config.Shards and ShardThreads), records
 // steps more with ops.RecordGemmSites, and replays each site's products
 // alone, warm and cold. It answers which products lose time inside a
 // step, and to what: near the cold replay, to the distance of their
 // operands; beyond it, to the step's other work on the other cores.
-func MeasureProductSites(cfg graph.Config, batch, seqLen, shards int, withGrad bool, warm, steps int, seed int64) (ProductSites, error) {
+func MeasureProductSites(cfg graph.Config, batch, seqLen int, l Layout, withGrad bool, warm, steps int, seed int64) (ProductSites, error) {
 	if batch < 1 || seqLen < 1 || steps < 1 || warm < 0 {
 		return ProductSites{}, errors.Errorf("product sites: batch %d, seq_len %d and steps %d must be >= 1, warm-up %d >= 0", batch, seqLen, steps, warm)
 	}
-	m, ids, targets, err := benchModel(cfg, batch, seqLen, shards, seed)
+	m, ids, targets, err := benchModel(cfg, batch, seqLen, l.Shards, seed)
 	if err != nil {
 		return ProductSites{}, errors.Wrap(err, "product sites")
 	}
-	s, err := newTimedStep(m, batch, seqLen, shards, withGrad)
+	s, err := newTimedStep(m, batch, seqLen, l, withGrad)
 	if err != nil {
 		return ProductSites{}, err
 	}

@@ -416,11 +416,11 @@ type stepper struct {
 }
 
 func (r *Run) newStepper(m *graph.Model, opt *AdamW, tc Config) (*stepper, error) {
-	prog, err := compileShards(m, tc.Batch, tc.SeqLen, true, tc.shards())
+	prog, err := compileShards(m, tc.Batch, tc.SeqLen, true, tc.layout())
 	if err != nil {
 		return nil, err
 	}
-	eval, err := compileShards(m, tc.Batch, tc.SeqLen, false, tc.shards())
+	eval, err := compileShards(m, tc.Batch, tc.SeqLen, false, tc.layout())
 	if err != nil {
 		return nil, err
 	}

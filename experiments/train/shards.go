@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // Data parallelism on one machine. Gorgonia's tape machine runs one node at
@@ -33,13 +35,34 @@ import (
 // the same metrics to the bit for a given number of shards; one shard is
 // the unsharded program itself. Different shard counts agree to rounding.
 
-// compileShards compiles m's loss for [batch, seqLen] batches as n shards
-// of batch/n rows each.
-func compileShards(m *graph.Model, batch, seqLen int, withGrad bool, n int) (*program, error) {
+// Layout is how a step uses the cores: Shards graphs at once, each on
+// batch/Shards rows (Config.Shards), and, when ShardThreads is above 0,
+// each op's loops on at most that many goroutines while they run
+// (Config.ShardThreads, ops.SetLoopThreads).
+type Layout struct {
+	Shards, ShardThreads int
+}
+
+// String names the layout as `wm bench` prints it: "2" for two shards, "2×1"
+// for two shards of one thread each.
+func (l Layout) String() string {
+	if l.ShardThreads > 0 {
+		return fmt.Sprintf("%d×%d", l.Shards, l.ShardThreads)
+	}
+	return fmt.Sprint(l.Shards)
+}
+
+// compileShards compiles m's loss for [batch, seqLen] batches as l.Shards
+// shards of batch/l.Shards rows each.
+func compileShards(m *graph.Model, batch, seqLen int, withGrad bool, l Layout) (*program, error) {
+	n := l.Shards
 	if n < 1 || batch%n != 0 {
 		return nil, errors.Errorf("compile: %d shards must divide the batch of %d rows", n, batch)
 	}
-	p := &program{batch: batch, seqLen: seqLen}
+	if l.ShardThreads < 0 {
+		return nil, errors.Errorf("compile: %d threads a shard; must be >= 0 (0: GOMAXPROCS)", l.ShardThreads)
+	}
+	p := &program{batch: batch, seqLen: seqLen, shardThreads: l.ShardThreads}
 	for k := 0; k < n; k++ {
 		s, params, err := compileShard(m, batch/n, seqLen, withGrad)
 		if err != nil {
@@ -84,6 +107,13 @@ func sameParams(a, b layers.Params) error {
 func (p *program) runShards(ids, targets [][]int) (loss, ce float64, err error) {
 	rows := p.batch / len(p.shards)
 	errs := make([]error, len(p.shards))
+	if p.shardThreads > 0 {
+		// Process-wide while the shards run: another program running at
+		// the same time in this process would be slowed or sped up by it,
+		// never changed in its results.
+		restore := ops.SetLoopThreads(p.shardThreads)
+		defer ops.SetLoopThreads(restore)
+	}
 	var wg sync.WaitGroup
 	for k, s := range p.shards {
 		wg.Add(1)

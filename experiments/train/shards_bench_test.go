@@ -23,7 +23,7 @@ func BenchmarkShardCombine(b *testing.B) {
 	if err := m.Init(tensor.Float32, 1); err != nil {
 		b.Fatal(err)
 	}
-	p, err := compileShards(m, 2, 64, true, 2)
+	p, err := compileShards(m, 2, 64, true, Layout{Shards: 2})
 	if err != nil {
 		b.Fatal(err)
 	}

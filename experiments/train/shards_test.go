@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 	"math/rand"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // shardBatch draws ids and targets [bs][seqLen]; with ignore set, row i
@@ -75,7 +77,7 @@ func TestShardsMatchOneGraph(t *testing.T) {
 		t.Fatalf("%+v", err)
 	}
 	for _, n := range []int{2, 4} {
-		sharded, err := compileShards(m, bs, seqLen, true, n)
+		sharded, err := compileShards(m, bs, seqLen, true, Layout{Shards: n})
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}
@@ -124,7 +126,7 @@ func TestShardsWithNothingLabelled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
-	sharded, err := compileShards(m, bs, seqLen, true, 2)
+	sharded, err := compileShards(m, bs, seqLen, true, Layout{Shards: 2})
 	if err != nil {
 		t.Fatalf("%+v", err)
 	}
@@ -152,7 +154,7 @@ func TestShardsAverageTheAuxiliaryLoss(t *testing.T) {
 	m := float64Model(t, cfg)
 	progs := map[string]*program{}
 	for name, shape := range map[string][2]int{"one": {bs, 1}, "half": {bs / 2, 1}, "two": {bs, 2}} {
-		p, err := compileShards(m, shape[0], seqLen, true, shape[1])
+		p, err := compileShards(m, shape[0], seqLen, true, Layout{Shards: shape[1]})
 		if err != nil {
 			t.Fatalf("%+v", err)
 		}
@@ -199,18 +201,21 @@ func TestShardWeights(t *testing.T) {
 
 // Training with 2 shards: the loss falls, the same seed gives the same
 // metrics to the bit (the shards finish in any order, the sums do not),
-// and the run agrees with the unsharded run to rounding.
+// also with each shard's loops on one goroutine (ShardThreads 1: the loops
+// keep their split into GOMAXPROCS parts, set to 4 here so that there is
+// a split to keep), and the run agrees with the unsharded run to rounding.
 func TestShardedTrainingIsDeterministic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	const steps = 30
-	final := func(shards int) []Metrics {
+	final := func(shards, threads int) []Metrics {
 		r := tinyRun(t, t.TempDir(), steps)
-		r.Config.Train.Shards = shards
+		r.Config.Train.Shards, r.Config.Train.ShardThreads = shards, threads
 		if _, err := r.Start(false); err != nil {
 			t.Fatalf("%+v", err)
 		}
 		return readMetrics(t, r.Dir)
 	}
-	a, b, one := final(2), final(2), final(0)
+	a, b, serial, one := final(2, 0), final(2, 0), final(2, 1), final(0, 0)
 	if a[len(a)-1].Loss >= a[0].Loss-0.5 {
 		t.Errorf("2 shards: loss %.3f at step 1, %.3f at step %d: it did not fall", a[0].Loss, a[len(a)-1].Loss, steps)
 	}
@@ -219,6 +224,13 @@ func TestShardedTrainingIsDeterministic(t *testing.T) {
 			t.Fatalf("step %d: two runs with 2 shards differ: loss %v vs %v, grad norm %v vs %v",
 				a[i].Step, a[i].Loss, b[i].Loss, a[i].GradNorm, b[i].GradNorm)
 		}
+		if !sameStep(a[i], serial[i]) {
+			t.Fatalf("step %d: 2 shards with their loops on one goroutine each differ from 2 shards: loss %v vs %v, grad norm %v vs %v",
+				a[i].Step, serial[i].Loss, a[i].Loss, serial[i].GradNorm, a[i].GradNorm)
+		}
+	}
+	if got := ops.SetLoopThreads(0); got != 0 {
+		t.Errorf("after the runs with ShardThreads 1, ops' loops are still capped at %d goroutines", got)
 	}
 	// float32 training drifts apart slowly; the first step is one float32
 	// evaluation of the same function summed in another order.
@@ -227,7 +239,8 @@ func TestShardedTrainingIsDeterministic(t *testing.T) {
 	}
 }
 
-// A shard count that does not divide the batch is refused by name.
+// A shard count that does not divide the batch, and threads a shard that are
+// negative or without shards, are refused by name.
 func TestShardsMustDivideBatch(t *testing.T) {
 	c := Config{Steps: 10, Batch: 8, Shards: 3}.Resolved()
 	err := c.Validate()
@@ -237,5 +250,15 @@ func TestShardsMustDivideBatch(t *testing.T) {
 	c.Shards = 4
 	if err := c.Validate(); err != nil {
 		t.Errorf("batch 8, 4 shards: %v", err)
+	}
+	c.ShardThreads = 1
+	if err := c.Validate(); err != nil {
+		t.Errorf("batch 8, 4 shards of 1 thread: %v", err)
+	}
+	for _, bad := range []Config{{Steps: 10, Batch: 8, Shards: 4, ShardThreads: -1}, {Steps: 10, Batch: 8, ShardThreads: 1}, {Steps: 10, Batch: 8, Shards: 1, ShardThreads: 2}} {
+		err := bad.Resolved().Validate()
+		if err == nil || !strings.Contains(err.Error(), "train.shard_threads") {
+			t.Errorf("%d shards, %d threads a shard: error %v, want one naming train.shard_threads", bad.Shards, bad.ShardThreads, err)
+		}
 	}
 }

@@ -21,7 +21,8 @@ import (
 // work of a step (ops.GemmFLOPs) and the rate the step achieves on it, to set
 // against BenchmarkGemm's rate for this BLAS. Each size runs as one graph
 // (shards=1) and split over two graphs at once (shards=2, data
-// parallelism: compare the two with -cpu 2; at -cpu 1 the shards' BLAS
+// parallelism; shards=2x1 with each shard's loops on one goroutine,
+// Config.ShardThreads: compare them with -cpu 2; at -cpu 1 the shards' BLAS
 // calls still run on other cores, because cgo calls do not count against
 // GOMAXPROCS, so pin the process with taskset to measure one core). Like
 // wm's step commands, it runs under SCHED_BATCH (ops.SetSchedulingPolicy;
@@ -41,8 +42,8 @@ func benchStep(b *testing.B, withGrad bool) {
 	sizes := []stepSize{{64, 256, 8}, {256, 1024, 4}}
 	for _, pattern := range []string{"(SM)4", "(SM)3 AM", "(SE)3 IE", "(SR)3 AR", "(SH)3 AH", "(AM)4"} {
 		for _, z := range sizes {
-			for _, shards := range []int{1, 2} {
-				benchOne(b, pattern, z, shards, withGrad)
+			for _, l := range []Layout{{Shards: 1}, {Shards: 2}, {Shards: 2, ShardThreads: 1}} {
+				benchOne(b, pattern, z, l, withGrad)
 			}
 		}
 	}
@@ -55,9 +56,14 @@ const evalWarmSteps = 3
 // stepSize is a benchmark's d_model, seq_len and batch.
 type stepSize struct{ d, t, bs int }
 
-// benchOne times one pattern at one size and shard count.
-func benchOne(b *testing.B, pattern string, z stepSize, shards int, withGrad bool) {
-	b.Run(fmt.Sprintf("%s/%dx%dx%d/shards=%d", pattern, z.d, z.t, z.bs, shards), func(b *testing.B) {
+// benchOne times one pattern at one size and layout, named shards=2 for two
+// shards and shards=2x1 for two of one thread each.
+func benchOne(b *testing.B, pattern string, z stepSize, l Layout, withGrad bool) {
+	name := fmt.Sprint(l.Shards)
+	if l.ShardThreads > 0 {
+		name = fmt.Sprintf("%dx%d", l.Shards, l.ShardThreads)
+	}
+	b.Run(fmt.Sprintf("%s/%dx%dx%d/shards=%s", pattern, z.d, z.t, z.bs, name), func(b *testing.B) {
 		cfg := graph.Config{Pattern: pattern, Vocab: data.ByteVocab, DModel: z.d, Heads: 4, MaxPosition: z.t,
 			CDMoE: layers.CDMoEConfig{Experts: 1024}}
 		m, err := graph.New(cfg)
@@ -73,7 +79,7 @@ func benchOne(b *testing.B, pattern string, z stepSize, shards int, withGrad boo
 			// does: at initialisation CDMoE's product keys are zero, every
 			// similarity ties, and its search takes a path training never
 			// sees again.
-			tr, err := newTimedStep(m, z.bs, z.t, shards, true)
+			tr, err := newTimedStep(m, z.bs, z.t, l, true)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -83,7 +89,7 @@ func benchOne(b *testing.B, pattern string, z stepSize, shards int, withGrad boo
 				}
 			}
 		}
-		s, err := newTimedStep(m, z.bs, z.t, shards, withGrad)
+		s, err := newTimedStep(m, z.bs, z.t, l, withGrad)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -38,30 +38,31 @@ type Throughput struct {
 // one untimed warm-up of each (Wonderful Matrices Figure 6 and TransXSSM
 // Figure 4 time the same two paths). It uses float32, like training.
 func MeasureThroughput(cfg graph.Config, batch, seqLen, reps int, seed int64) (Throughput, error) {
-	return measureThroughput(cfg, batch, seqLen, reps, 1, seed, false)
+	return measureThroughput(cfg, batch, seqLen, reps, Layout{Shards: 1}, seed, false)
 }
 
-// MeasureThroughputShards is MeasureThroughput with each batch split over
-// shards graphs run at once (Config.Shards, data parallelism on one
-// machine); shards must divide batch. It also runs one more untimed step of
+// MeasureThroughputLayout is MeasureThroughput with each batch split over
+// l.Shards graphs run at once (Config.Shards, data parallelism on one
+// machine; l.Shards must divide batch), their ops' loops on at most
+// l.ShardThreads goroutines each when it is above 0 (Config.ShardThreads). It also runs one more untimed step of
 // each path and records its products (TrainGemmShapes, EvalGemmShapes) and
 // their time in that step (TrainBLASTime, EvalBLASTime) and the step's
 // (TrainRecorded, EvalRecorded), as `wm bench` needs for its ceilings.
-func MeasureThroughputShards(cfg graph.Config, batch, seqLen, reps, shards int, seed int64) (Throughput, error) {
-	return measureThroughput(cfg, batch, seqLen, reps, shards, seed, true)
+func MeasureThroughputLayout(cfg graph.Config, batch, seqLen, reps int, l Layout, seed int64) (Throughput, error) {
+	return measureThroughput(cfg, batch, seqLen, reps, l, seed, true)
 }
 
-func measureThroughput(cfg graph.Config, batch, seqLen, reps, shards int, seed int64, record bool) (Throughput, error) {
+func measureThroughput(cfg graph.Config, batch, seqLen, reps int, l Layout, seed int64, record bool) (Throughput, error) {
 	if batch < 1 || seqLen < 1 || reps < 1 {
 		return Throughput{}, errors.Errorf("throughput: batch %d, seq_len %d and reps %d must be >= 1", batch, seqLen, reps)
 	}
-	m, ids, targets, err := benchModel(cfg, batch, seqLen, shards, seed)
+	m, ids, targets, err := benchModel(cfg, batch, seqLen, l.Shards, seed)
 	if err != nil {
 		return Throughput{}, errors.Wrap(err, "throughput")
 	}
 	var out Throughput
 	for _, withGrad := range []bool{true, false} {
-		s, err := newTimedStep(m, batch, seqLen, shards, withGrad)
+		s, err := newTimedStep(m, batch, seqLen, l, withGrad)
 		if err != nil {
 			return Throughput{}, err
 		}
@@ -133,8 +134,8 @@ type timedStep struct {
 	withGrad bool
 }
 
-func newTimedStep(m *graph.Model, batch, seqLen, shards int, withGrad bool) (*timedStep, error) {
-	p, err := compileShards(m, batch, seqLen, withGrad, shards)
+func newTimedStep(m *graph.Model, batch, seqLen int, l Layout, withGrad bool) (*timedStep, error) {
+	p, err := compileShards(m, batch, seqLen, withGrad, l)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,9 @@ type program struct {
 	combined []any
 	// batch and seqLen are the input shape the program was compiled for.
 	batch, seqLen int
+	// shardThreads caps each op's goroutines while the shards run (0: no
+	// cap; Layout.ShardThreads).
+	shardThreads int
 	// plans is what ops.PlanBuffers did to the shards' buffers on the
 	// first run, nil until then.
 	plans []ops.BufferPlan
@@ -43,7 +46,7 @@ type program struct {
 // compile builds the loss graph of m for [batch, seqLen] inputs, with the
 // gradients of every parameter when withGrad is set, as one shard.
 func compile(m *graph.Model, batch, seqLen int, withGrad bool) (*program, error) {
-	return compileShards(m, batch, seqLen, withGrad, 1)
+	return compileShards(m, batch, seqLen, withGrad, Layout{Shards: 1})
 }
 
 // compileShard builds one shard over [rows, seqLen]; it returns the
