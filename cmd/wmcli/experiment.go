@@ -84,11 +84,8 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(2, errors.New("--out is required"))
 	}
-	if *shards < 0 {
-		return fail(2, errors.Errorf("--shards: must be >= 0, got %d", *shards))
-	}
-	if *shardThreads < 0 || (*shardThreads > 0 && *shards < 2) {
-		return fail(2, errors.Errorf("--shard-threads: must be >= 0, and 0 unless --shards is above 1 (it is %d), got %d", *shards, *shardThreads))
+	if err := checkShardFlags(*shards, *shardThreads); err != nil {
+		return fail(2, err)
 	}
 	r := experiments.Runner{Out: *out, Preset: *preset, Seeds: *seeds, Resume: *resume, Log: stderr, NoisySeeds: *noisy, Shards: *shards, ShardThreads: *shardThreads}
 	if r.LRGrid, r.NoLRSearch, err = parseLRGridFlag(*lrGrid); err != nil {

@@ -38,6 +38,8 @@ func TestListRunReportErrors(t *testing.T) {
 		{[]string{"run", "table3", "--out", dir, "--seeds", "-1"}, "seeds: must be >= 1"},
 		{[]string{"run", "table3", "--out", dir, "--shards", "3"}, "arm moe: train.shards: must be >= 0 and divide train.batch"},
 		{[]string{"run", "table3", "--out", dir, "--shards", "-2"}, "--shards: must be >= 0"},
+		{[]string{"run", "table3", "--out", dir, "--shard-threads", "1"}, "--shard-threads: must be >= 0, and 0 unless --shards is above 1"},
+		{[]string{"run", "table3", "--out", dir, "--shards", "2", "--shard-threads", "-1"}, "--shard-threads: must be >= 0"},
 		{[]string{"report", filepath.Join(dir, "missing")}, "missing"},
 		{[]string{"report", empty}, "holds no results of wm run"},
 		{[]string{"list", "--arms", "huge"}, `preset "huge" does not exist`},

@@ -103,11 +103,8 @@ func (f sweepFlags) sweep(name string) (experiments.Sweep, error) {
 	if err != nil {
 		return experiments.Sweep{}, err
 	}
-	if *f.shards < 0 {
-		return experiments.Sweep{}, errors.Errorf("--shards: must be >= 0, got %d", *f.shards)
-	}
-	if *f.shardThreads < 0 || (*f.shardThreads > 0 && *f.shards < 2) {
-		return experiments.Sweep{}, errors.Errorf("--shard-threads: must be >= 0, and 0 unless --shards is above 1 (it is %d), got %d", *f.shards, *f.shardThreads)
+	if err := checkShardFlags(*f.shards, *f.shardThreads); err != nil {
+		return experiments.Sweep{}, err
 	}
 	sw := experiments.Sweep{Name: name, Preset: *f.preset, Out: absOut, Seeds: *f.seeds, WM: absWM, CPUs: *f.cpus, Shards: *f.shards, ShardThreads: *f.shardThreads, Time: *f.limit}
 	grid, off, err := parseLRGridFlag(*f.lrGrid)
@@ -191,4 +188,17 @@ func sbatch(args ...string) (string, error) {
 	}
 	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
 	return id, nil
+}
+
+// checkShardFlags checks --shards and --shard-threads as wm run and wm
+// sweep take them: shards at least 0, threads at least 0 and only with
+// shards above 1.
+func checkShardFlags(shards, threads int) error {
+	switch {
+	case shards < 0:
+		return errors.Errorf("--shards: must be >= 0, got %d", shards)
+	case threads < 0 || (threads > 0 && shards < 2):
+		return errors.Errorf("--shard-threads: must be >= 0, and 0 unless --shards is above 1 (it is %d), got %d", shards, threads)
+	}
+	return nil
 }

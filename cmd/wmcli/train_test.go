@@ -136,6 +136,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--arch", "llama", "--steps", "5", "--out", dir + "/z", "--corpus", bad}, "bad.txt:2: invalid UTF-8"},
 		{[]string{"train", "--pattern", "Q", "--steps", "5", "--out", dir + "/w"}, "unknown letter"},
 		{[]string{"train", "--arch", "llama", "--steps", "5", "--out", dir + "/v", "--shards", "3"}, "train.shards: must be >= 0 and divide train.batch (8), got 3"},
+		{[]string{"train", "--arch", "llama", "--steps", "5", "--out", dir + "/v", "--shard-threads", "1"}, "train.shard_threads (--shard-threads): must be >= 0, and 0 unless train.shards is above 1 (it is 0), got 1"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
