@@ -36,9 +36,10 @@ import (
 // the unsharded program itself. Different shard counts agree to rounding.
 
 // Layout is how a step uses the cores: Shards graphs at once, each on
-// batch/Shards rows (Config.Shards), and, when ShardThreads is above 0,
-// each op's loops on at most that many goroutines while they run
-// (Config.ShardThreads, ops.SetLoopThreads).
+// batch/Shards rows (Config.Shards), and, when ShardThreads is above 0 and
+// there are several shards, each op's loops on at most that many
+// goroutines while they run (Config.ShardThreads, ops.SetLoopThreads; one
+// graph runs its loops uncapped).
 type Layout struct {
 	Shards, ShardThreads int
 }
