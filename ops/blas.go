@@ -85,8 +85,9 @@ func blasGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda in
 // single-threaded (see blas_openblas.go). Every element of c is still one
 // gemm's sum over all of k, so the result does not depend on the split.
 func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	flops := 2 * float64(m) * float64(n) * float64(k)
 	if m >= n {
-		parallelRanges(m, func(_, lo, hi int) {
+		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			ao := lo * lda
 			if transA {
 				ao = lo
@@ -95,7 +96,7 @@ func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, ld
 		})
 		return
 	}
-	parallelRanges(n, func(_, lo, hi int) {
+	parallelRangesWork(n, flops, func(_, lo, hi int) {
 		bo := lo
 		if transB {
 			bo = lo * ldb

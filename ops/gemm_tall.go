@@ -18,8 +18,9 @@ package ops
 // sum over all of k, in one BLAS call.
 func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	blk := tallRowBlock(n, k)
+	flops := 2 * float64(m) * float64(n) * float64(k)
 	if blk == 0 || m <= blk {
-		parallelRanges(m, func(_, lo, hi int) {
+		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			gemm(false, transB, hi-lo, n, k, 1, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
 		})
 		return
@@ -29,7 +30,7 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 		defer releaseScratch(bt)
 		b, ldb = bt, n
 	}
-	parallelRanges((m+blk-1)/blk, func(_, lo, hi int) {
+	parallelRangesWork((m+blk-1)/blk, flops, func(_, lo, hi int) {
 		r0, r1 := lo*blk, min(hi*blk, m)
 		gemmTallSerial(false, r1-r0, n, k, a[r0*lda:], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})

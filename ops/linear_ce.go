@@ -239,7 +239,11 @@ func linearCEBlocks[T floats](x, w, targets []T, scale float64, dx, dw []T, k li
 	for g := 1; grads && g < groups; g++ {
 		part[g] = scratchUninit[T](dv) // written by the group's first block (beta 0)
 	}
-	parallelFor(groups, func(g int) {
+	products := 1.0 // the logits; with grads, dx and dW too
+	if grads {
+		products = 3
+	}
+	parallelForWork(groups, 2*products*float64(rows)*float64(k.d)*float64(k.v), func(g int) {
 		n := blk * k.v
 		ws := scratchUninit[T](2 * n) // the block's logits and their gradient, each written whole
 		defer releaseScratch(ws)

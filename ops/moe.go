@@ -164,7 +164,15 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	if backward {
 		clear(d[1]) // a token's gates of the experts it did not choose
 	}
-	parallelFor(k.n, func(e int) {
+	chosen := 0 // the (token, expert) pairs: each expert's products are over its own
+	for e := range experts {
+		chosen += len(experts[e].tokens)
+	}
+	products := 3.0 // the forward's X W1, X W3, A W2; the backward's six
+	if backward {
+		products = 6
+	}
+	parallelForWork(k.n, 2*products*float64(chosen)*float64(k.d)*float64(k.f), func(e int) {
 		ex := &experts[e]
 		if len(ex.tokens) == 0 {
 			if backward {

@@ -16,7 +16,8 @@ var loopThreads atomic.Int32
 // into as many parts as GOMAXPROCS gives, and the parts' partial sums are
 // added in the same order, so results are the same bits whatever the cap:
 // it moves only where the parts run. A cap of 1 runs them one after the
-// other on the calling goroutine.
+// other on the calling goroutine. Loops of large matrix products (at least
+// wideLoopFLOPs) are not capped.
 //
 // Data-parallel shards use it (train.Config.ShardThreads): with as many
 // shards as cores, each shard's graph on one core without helpers saves
@@ -37,11 +38,46 @@ func loopGoroutines(parts int) int {
 	return max(g, 1)
 }
 
+// wideLoopFLOPs is the matrix-product work (FLOPs, all parts together) from
+// which a loop takes GOMAXPROCS goroutines whatever SetLoopThreads's cap
+// (parallelForWork). Measured on two cores with two shards of one thread
+// each (docs/performance.md, "Shards of one thread each"): the loops that
+// split a d_model-256 step's products (2·2048·256·256 = 268 MFLOP and
+// more) ran faster uncapped, those of a d_model-64 step (138 MFLOP and
+// less: SwiGLU's backward, six products over 1,024 rows) capped.
+const wideLoopFLOPs = 192 << 20
+
+// parallelForWork is parallelFor for a loop whose parts hold flops of
+// matrix-product work in all: from wideLoopFLOPs on it runs on up to
+// GOMAXPROCS goroutines under any cap of SetLoopThreads. The parts are the
+// same either way, so the results are too.
+func parallelForWork(n int, flops float64, fn func(i int)) {
+	if flops >= wideLoopFLOPs {
+		parallelForOn(max(1, min(runtime.GOMAXPROCS(0), n)), n, fn)
+		return
+	}
+	parallelFor(n, fn)
+}
+
+// parallelRangesWork is parallelRanges for a loop whose ranges hold flops
+// of matrix-product work in all (see parallelForWork).
+func parallelRangesWork(n int, flops float64, fn func(worker, lo, hi int)) {
+	parts := workerCount(n)
+	parallelForWork(parts, flops, func(w int) {
+		fn(w, w*n/parts, (w+1)*n/parts)
+	})
+}
+
 // parallelFor calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines
 // (fewer under SetLoopThreads; on the caller's when that is one).
 // Each index runs exactly once; fn must not write memory another index writes.
 func parallelFor(n int, fn func(i int)) {
-	workers := loopGoroutines(n)
+	parallelForOn(loopGoroutines(n), n, fn)
+}
+
+// parallelForOn calls fn(i) for i in [0, n) on the given number of
+// goroutines, the caller's alone when it is one.
+func parallelForOn(workers, n int, fn func(i int)) {
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
 			fn(i)

@@ -67,3 +67,43 @@ func TestSetLoopThreadsKeepsTheSplit(t *testing.T) {
 		t.Errorf("a negative cap was kept as %d, want 0 (no cap)", got)
 	}
 }
+
+// A loop of large products (parallelRangesWork from wideLoopFLOPs on) runs
+// its parts on up to GOMAXPROCS goroutines under a cap of 1, with the same
+// ranges; below that work it keeps to the cap.
+func TestWideLoopsIgnoreTheCap(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer SetLoopThreads(SetLoopThreads(1))
+	const n = 103
+	run := func(flops float64) (ranges map[int][2]int, most int32) {
+		ranges = map[int][2]int{}
+		var mu sync.Mutex
+		var inFlight atomic.Int32
+		parallelRangesWork(n, flops, func(w, lo, hi int) {
+			now := inFlight.Add(1)
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			ranges[w] = [2]int{lo, hi}
+			most = max(most, now)
+			mu.Unlock()
+			inFlight.Add(-1)
+		})
+		return ranges, most
+	}
+	wide, most := run(wideLoopFLOPs)
+	if most < 2 {
+		t.Errorf("a loop of %d FLOPs under a cap of 1 ran at most %d part at once; want it to ignore the cap", wideLoopFLOPs, most)
+	}
+	narrow, most := run(wideLoopFLOPs - 1)
+	if most != 1 {
+		t.Errorf("a loop of %d FLOPs under a cap of 1 ran %d parts at once", wideLoopFLOPs-1, most)
+	}
+	if len(wide) != 4 || len(narrow) != 4 {
+		t.Fatalf("%d and %d parts, want 4 at GOMAXPROCS 4", len(wide), len(narrow))
+	}
+	for w, r := range narrow {
+		if wide[w] != r {
+			t.Errorf("worker %d: range %v in the wide loop, %v in the capped one", w, wide[w], r)
+		}
+	}
+}

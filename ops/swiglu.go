@@ -144,6 +144,12 @@ func (k swigluKernel) releaseSaved() {
 func (k swigluKernel) name() string  { return "swiglu" }
 func (k swigluKernel) attrs() string { return fmt.Sprintf("blk=%d", k.blk) }
 func (k swigluKernel) rows() int     { return k.x.TotalSize() / k.d }
+
+// productFLOPs is the work of n of the op's [rows, d]×[d, f]-sized products
+// (the forward has 3, the backward 6), for parallelForWork.
+func (k swigluKernel) productFLOPs(n int) float64 {
+	return 2 * float64(n) * float64(k.rows()) * float64(k.d) * float64(k.f)
+}
 func (k swigluKernel) inShapes() []tensor.Shape {
 	return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}}
 }
@@ -201,7 +207,7 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		gemmTall(false, rows, k.d, k.f, a, k.f, w2, k.d, 0, y, k.d)
 	} else {
 		keep := h1 != nil
-		parallelRanges((rows+blk-1)/blk, func(_, lo, hi int) {
+		parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(3), func(_, lo, hi int) {
 			a := scratchUninit[T](blk * k.f)
 			defer releaseScratch(a)
 			b1, b3 := h1, h3
@@ -248,7 +254,7 @@ func swigluHidden[T floats](h1, h3, x, w1, w3 []T, k swigluKernel) {
 		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
 		return
 	}
-	parallelRanges((rows+blk-1)/blk, func(_, lo, hi int) {
+	parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(2), func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			r0, m := b*blk, min(blk, rows-b*blk)
 			swigluHiddenBlock(h1[r0*k.f:], h3[r0*k.f:], x, w1, w3, r0, m, k)
@@ -332,7 +338,7 @@ func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k sw
 	for g := 1; g < groups; g++ {
 		part[g] = scratchUninit[T](3 * df) // written by the group's first block (beta 0)
 	}
-	parallelFor(groups, func(g int) {
+	parallelForWork(groups, k.productFLOPs(6), func(g int) {
 		dw1, dw3, dw2 := d[1], d[2], d[3]
 		if g > 0 {
 			dw1, dw3, dw2 = part[g][:df], part[g][df:2*df], part[g][2*df:]

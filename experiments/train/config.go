@@ -38,12 +38,12 @@ type Config struct {
 	// counts to rounding, and to the bit for one count.
 	Shards int `json:"shards,omitempty"`
 	// ShardThreads, with Shards above 1, caps the goroutines each op runs
-	// its loops on while the shards run (ops.SetLoopThreads); 0, the
+	// its loops on while the shards run (ops.SetLoopThreads), except the
+	// loops of large matrix products, which still take every core; 0, the
 	// default, leaves every loop on up to GOMAXPROCS goroutines. With as
-	// many shards as cores, 1 gives each shard its core alone, which is
-	// faster for small models (no loop's goroutines to start and wait
-	// for) and slower for large ones (two busy shards no longer share each
-	// other's cores); `wm bench` times both. Results are the same bits
+	// many shards as cores, 1 gives each shard its core alone for its small
+	// loops, which is faster for small models (no loop's goroutines to
+	// start and wait for); `wm bench` times both. Results are the same bits
 	// whatever it is (the loops keep their split), so it is how a run
 	// runs, not what it computes: config.json leaves it out, and a run may
 	// resume with another value.
