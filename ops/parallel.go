@@ -53,7 +53,7 @@ const wideLoopFLOPs = 192 << 20
 // same either way, so the results are too.
 func parallelForWork(n int, flops float64, fn func(i int)) {
 	if flops >= wideLoopFLOPs {
-		parallelForOn(max(1, min(runtime.GOMAXPROCS(0), n)), n, fn)
+		parallelForOn(workerCount(n), n, fn)
 		return
 	}
 	parallelFor(n, fn)
@@ -120,8 +120,5 @@ func workerCount(n int) int {
 // goroutines up to the cap of SetLoopThreads, and one after the other on the
 // caller's goroutine when there is one range or the cap is 1.
 func parallelRanges(n int, fn func(worker, lo, hi int)) {
-	parts := workerCount(n)
-	parallelFor(parts, func(w int) {
-		fn(w, w*n/parts, (w+1)*n/parts)
-	})
+	parallelRangesWork(n, 0, fn)
 }
