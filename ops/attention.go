@@ -279,7 +279,11 @@ func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, 
 	kmax := k.blockKeys(i1)
 	scale := 1 / math.Sqrt(float64(k.d))
 	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
-	gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P)
+	if i1-i0 > attnBlock {
+		attnWideScores(k, in, qo, ko, i0, i1, T(scale), P)
+	} else {
+		gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P)
+	}
 	// 2. the doge bias, then a stable softmax over the visible keys: query
 	// i sees keys 0..tk-tq+i
 	if k.mask == MaskDoge {
@@ -310,9 +314,9 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
 		defer releaseScratch(kTs)
 	}
+	bs := k.forwardRows(probs != nil, kTs != nil)
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
-		bs := min(attnBlock, k.tq)
 		var P []T
 		if probs == nil {
 			P = scratch[T](bs * k.tk)
@@ -341,6 +345,10 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			}
 			attnProbs(k, in, kT, bi, hh, i0, i1, P, M)
 			// 4. y = M v   (i1-i0, dv)
+			if i1-i0 > attnBlock {
+				attnWideValues(k, M, in[2][vo:], i0, i1, y[yo:])
+				continue
+			}
 			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
 		}
 	})
