@@ -27,7 +27,9 @@ package ops
 // Only forwards that keep no probabilities (evaluation, and training above
 // attnSaveLimit) and multiply by k itself (not transposedHeads, whose small
 // products take 64-query blocks for OpenBLAS's small kernels) take wide
-// blocks.
+// blocks. In training above attnSaveLimit the backward computes P again by
+// 64-query blocks, so the P it differentiates may differ from the forward's
+// by rounding.
 const attnWideBlock = 2 * attnBlock
 
 // forwardRows is the forward's row block: attnWideBlock queries when it
