@@ -13,10 +13,7 @@ import (
 func TestAttentionTransposedHeadsMatch(t *testing.T) {
 	defer func(small, on bool) { blasSmallKernels, attnTransposeHeads = small, on }(blasSmallKernels, attnTransposeHeads)
 	blasSmallKernels = true // the path exists only for BLAS small kernels; gonum's gemm runs it as well
-	for i, c := range []struct {
-		b, tq, tk, h, hk, d, dv int
-		mask                    MaskKind
-	}{
+	for i, c := range []attnCase{
 		{2, attnBlock, attnBlock, 4, 4, 16, 16, MaskNone},
 		{1, 2*attnBlock + 5, 2*attnBlock + 5, 2, 1, 3, 2, MaskPaper},
 		{2, attnBlock + 3, attnBlock + 9, 2, 2, 4, 3, MaskDoge},
@@ -24,17 +21,7 @@ func TestAttentionTransposedHeadsMatch(t *testing.T) {
 	} {
 		for _, save := range []bool{false, true} {
 			name := fmt.Sprintf("%+v save=%v", c, save)
-			newK := func() attnKernel {
-				k := attnKernel{b: c.b, tq: c.tq, tk: c.tk, h: c.h, hk: c.hk, d: c.d, dv: c.dv, mask: c.mask}
-				if c.mask == MaskPaper {
-					k.maxPos = c.tk + 2
-				}
-				if save {
-					k.saved = &attnSaved{}
-					k.gradientWanted()
-				}
-				return k
-			}
+			newK := func() attnKernel { return c.kernel(save) }
 			r := rand.New(rand.NewSource(int64(30 + i)))
 			var in []any
 			for _, s := range newK().inShapes() {
@@ -61,4 +48,25 @@ func TestAttentionTransposedHeadsMatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// attnCase is an attention kernel's sizes and mask for the tests that hold
+// two of its paths to each other.
+type attnCase struct {
+	b, tq, tk, h, hk, d, dv int
+	mask                    MaskKind
+}
+
+// kernel is the case's kernel (paper-mask positions for tk + 2), keeping P
+// for its backward when keep is set.
+func (c attnCase) kernel(keep bool) attnKernel {
+	k := attnKernel{b: c.b, tq: c.tq, tk: c.tk, h: c.h, hk: c.hk, d: c.d, dv: c.dv, mask: c.mask}
+	if c.mask == MaskPaper {
+		k.maxPos = c.tk + 2
+	}
+	if keep {
+		k.saved = &attnSaved{}
+		k.gradientWanted()
+	}
+	return k
 }

@@ -14,26 +14,13 @@ import (
 func TestAttentionWideBlocksMatch(t *testing.T) {
 	defer func(on bool) { attnTransposeHeads = on }(attnTransposeHeads)
 	attnTransposeHeads = false // wide blocks are for products by k itself
-	for i, c := range []struct {
-		b, tq, tk, h, hk, d, dv int
-		mask                    MaskKind
-	}{
+	for i, c := range []attnCase{
 		{2, attnWideBlock, attnWideBlock, 2, 2, 8, 8, MaskNone},
 		{1, 2*attnWideBlock + 5, 2*attnWideBlock + 5, 2, 1, 3, 2, MaskPaper},
 		{2, attnWideBlock + attnBlock + 1, attnWideBlock + attnBlock + 9, 2, 2, 4, 3, MaskDoge},
 		{1, 3*attnWideBlock - 7, 3*attnWideBlock + 20, 4, 2, 5, 7, MaskNone},
 	} {
-		newK := func(keep bool) attnKernel {
-			k := attnKernel{b: c.b, tq: c.tq, tk: c.tk, h: c.h, hk: c.hk, d: c.d, dv: c.dv, mask: c.mask}
-			if c.mask == MaskPaper {
-				k.maxPos = c.tk + 2
-			}
-			if keep {
-				k.saved = &attnSaved{}
-				k.gradientWanted()
-			}
-			return k
-		}
+		newK := c.kernel
 		name := fmt.Sprintf("%+v", c)
 		if got := newK(false).forwardRows(false, false); got != attnWideBlock {
 			t.Fatalf("%s: a forward that keeps nothing takes blocks of %d queries, want %d", name, got, attnWideBlock)
