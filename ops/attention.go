@@ -273,7 +273,8 @@ func (k attnKernel) blockKeys(i1 int) int { return k.tk - k.tq + i1 }
 // attnProbs fills P with the causal softmax of queries [i0, i1) of head hh of
 // batch bi over keys [0, kmax) and, for the paper mask, M = P ∘ l (else M is
 // P itself). kT is the head's keys as [d, tk] (transposedHeads), or nil to
-// multiply by k itself.
+// multiply by k itself. A block of more than attnBlock queries (a forward's
+// wide block, kT nil) takes its scores by attnWideScores.
 func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, M []T) {
 	qo, ko, _, _ := k.offsets(bi, hh)
 	kmax := k.blockKeys(i1)
