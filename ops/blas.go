@@ -85,7 +85,7 @@ func blasGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda in
 // single-threaded (see blas_openblas.go). Every element of c is still one
 // gemm's sum over all of k, so the result does not depend on the split.
 func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	flops := 2 * float64(m) * float64(n) * float64(k)
+	flops := gemmWork(m, n, k)
 	if m >= n {
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			ao := lo * lda

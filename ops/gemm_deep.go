@@ -32,7 +32,7 @@ func weightGrad[T floats](dw, x []T, din int, dy []T, dout, rows int) {
 		weightGradHalves(dw, x, din, dy, dout, rows)
 		return
 	}
-	parallelRangesWork(dout, 2*float64(din)*float64(dout)*float64(rows), func(_, lo, hi int) {
+	parallelRangesWork(dout, gemmWork(din, dout, rows), func(_, lo, hi int) {
 		gemmDeep(blk, din, hi-lo, rows, x, din, dy[lo:], dout, 0, dw[lo:], dout)
 	})
 }
@@ -78,7 +78,7 @@ func weightGradHalves[T floats](dw, x []T, din int, dy []T, dout, rows int) {
 	part := scratchUninit[T](din * dout) // written whole by its half's products (beta 0)
 	defer releaseScratch(part)
 	per := max(1, workerCount(2*dout)/2) // column ranges per half
-	parallelForWork(2*per, 2*float64(din)*float64(dout)*float64(rows), func(i int) {
+	parallelForWork(2*per, gemmWork(din, dout, rows), func(i int) {
 		half, r := i/per, i%per
 		lo, hi := r*dout/per, (r+1)*dout/per
 		r0, r1, c := 0, h, dw

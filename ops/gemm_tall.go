@@ -18,7 +18,7 @@ package ops
 // sum over all of k, in one BLAS call.
 func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	blk := tallRowBlock(n, k)
-	flops := 2 * float64(m) * float64(n) * float64(k)
+	flops := gemmWork(m, n, k)
 	if blk == 0 || m <= blk {
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			gemm(false, transB, hi-lo, n, k, 1, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)

@@ -243,7 +243,7 @@ func linearCEBlocks[T floats](x, w, targets []T, scale float64, dx, dw []T, k li
 	if grads {
 		products = 3
 	}
-	parallelForWork(groups, 2*products*float64(rows)*float64(k.d)*float64(k.v), func(g int) {
+	parallelForWork(groups, products*gemmWork(rows, k.d, k.v), func(g int) {
 		n := blk * k.v
 		ws := scratchUninit[T](2 * n) // the block's logits and their gradient, each written whole
 		defer releaseScratch(ws)

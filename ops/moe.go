@@ -172,7 +172,7 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 	if backward {
 		products = 6
 	}
-	parallelForWork(k.n, 2*products*float64(chosen)*float64(k.d)*float64(k.f), func(e int) {
+	parallelForWork(k.n, products*gemmWork(chosen, k.d, k.f), func(e int) {
 		ex := &experts[e]
 		if len(ex.tokens) == 0 {
 			if backward {

@@ -47,6 +47,11 @@ func loopGoroutines(parts int) int {
 // less: SwiGLU's backward, six products over 1,024 rows) capped.
 const wideLoopFLOPs = 192 << 20
 
+// gemmWork is the FLOPs of an m × n × k matrix product, 2·m·n·k, the work
+// parallelForWork and parallelRangesWork weigh a loop by (as GemmFLOPs
+// counts a gemm call's).
+func gemmWork(m, n, k int) float64 { return 2 * float64(m) * float64(n) * float64(k) }
+
 // parallelForWork is parallelFor for a loop whose parts hold flops of
 // matrix-product work in all: from wideLoopFLOPs on it runs on up to
 // GOMAXPROCS goroutines under any cap of SetLoopThreads. The parts are the

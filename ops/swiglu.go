@@ -148,7 +148,7 @@ func (k swigluKernel) rows() int     { return k.x.TotalSize() / k.d }
 // productFLOPs is the work of n of the op's [rows, d]×[d, f]-sized products
 // (the forward has 3, the backward 6), for parallelForWork.
 func (k swigluKernel) productFLOPs(n int) float64 {
-	return 2 * float64(n) * float64(k.rows()) * float64(k.d) * float64(k.f)
+	return float64(n) * gemmWork(k.rows(), k.d, k.f)
 }
 func (k swigluKernel) inShapes() []tensor.Shape {
 	return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}}
