@@ -155,9 +155,9 @@ func (k attnKernel) releaseSaved() {
 }
 
 // probsPerHead is the number of probabilities one (batch, head) has over
-// all its row blocks: Σ rows × keys seen.
+// all its row blocks (rowBlock): Σ rows × keys seen.
 func (k attnKernel) probsPerHead() int {
-	bs, n := min(attnBlock, k.tq), 0
+	bs, n := k.rowBlock(), 0
 	for i0 := 0; i0 < k.tq; i0 += bs {
 		i1 := min(i0+bs, k.tq)
 		n += (i1 - i0) * k.blockKeys(i1)
@@ -273,15 +273,15 @@ func (k attnKernel) blockKeys(i1 int) int { return k.tk - k.tq + i1 }
 // attnProbs fills P with the causal softmax of queries [i0, i1) of head hh of
 // batch bi over keys [0, kmax) and, for the paper mask, M = P ∘ l (else M is
 // P itself). kT is the head's keys as [d, tk] (transposedHeads), or nil to
-// multiply by k itself. A block of more than attnBlock queries (a forward's
-// wide block, kT nil) takes its scores by attnWideScores.
+// multiply by k itself. A block of more than attnBlock queries (a wide
+// block, kT nil) takes its scores by attnWideNT.
 func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, M []T) {
 	qo, ko, _, _ := k.offsets(bi, hh)
 	kmax := k.blockKeys(i1)
 	scale := 1 / math.Sqrt(float64(k.d))
 	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
 	if i1-i0 > attnBlock {
-		attnWideScores(k, in, qo, ko, i0, i1, T(scale), P)
+		attnWideNT(k, in[0][qo:], k.h*k.d, in[1][ko:], k.hk*k.d, k.d, i0, i1, T(scale), P)
 	} else {
 		gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P)
 	}
@@ -315,17 +315,17 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
 		defer releaseScratch(kTs)
 	}
-	bs := k.forwardRows(probs != nil, kTs != nil)
+	bs := k.rowBlock()
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
 		var P []T
 		if probs == nil {
-			P = scratch[T](bs * k.tk)
+			P = scratchUninit[T](bs * k.tk)
 			defer releaseScratch(P)
 		}
 		var M []T
 		if k.mask == MaskPaper {
-			M = scratch[T](bs * k.tk)
+			M = scratchUninit[T](bs * k.tk)
 			defer releaseScratch(M)
 		}
 		_, _, vo, yo := k.offsets(bi, hh)
@@ -347,7 +347,7 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			attnProbs(k, in, kT, bi, hh, i0, i1, P, M)
 			// 4. y = M v   (i1-i0, dv)
 			if i1-i0 > attnBlock {
-				attnWideValues(k, M, in[2][vo:], i0, i1, y[yo:])
+				attnWideNN(k, M, in[2][vo:], k.hk*k.dv, k.dv, i0, i1, 1, 0, y[yo:], k.h*k.dv)
 				continue
 			}
 			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
@@ -390,16 +390,16 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 	}
 	parallelFor(k.b*k.hk, func(bk int) {
 		bi, kh := bk/k.hk, bk%k.hk
-		bs := min(attnBlock, k.tq)
-		dM := scratch[T](bs * k.tk)
+		bs := k.rowBlock()
+		dM := scratchUninit[T](bs * k.tk)
 		defer releaseScratch(dM)
 		var P, M []T
 		if probs == nil {
-			P = scratch[T](bs * k.tk)
+			P = scratchUninit[T](bs * k.tk)
 			defer releaseScratch(P)
 		}
 		if k.mask == MaskPaper {
-			M = scratch[T](bs * k.tk)
+			M = scratchUninit[T](bs * k.tk)
 			defer releaseScratch(M)
 		}
 		// the kv head's values (and keys, if P is computed again) as [d, tk]
@@ -429,10 +429,17 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				} else {
 					attnProbs(k, in, kT, bi, hh, i0, i1, P, M)
 				}
-				gy := g[yo+i0*k.h*k.dv:]
+				wide := rows > attnBlock
+				ldq, ldk, ldy, ldv := k.h*k.d, k.hk*k.d, k.h*k.dv, k.hk*k.dv
 				// dM = dy v^T; dv += M^T dy
-				gemmHeadT(rows, kmax, k.dv, 1, gy, k.h*k.dv, in[2][vo:], k.hk*k.dv, vT, k.tk, dM)
-				gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, k.h*k.dv, 1, d[2][vo:], k.hk*k.dv)
+				if wide {
+					attnWideNT(k, g[yo:], ldy, in[2][vo:], ldv, k.dv, i0, i1, 1, dM)
+					attnWideTN(k, M, g[yo:], ldy, k.dv, i0, i1, 1, d[2][vo:], ldv)
+				} else {
+					gy := g[yo+i0*ldy:]
+					gemmHeadT(rows, kmax, k.dv, 1, gy, ldy, in[2][vo:], ldv, vT, k.tk, dM)
+					gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, ldy, 1, d[2][vo:], ldv)
+				}
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
 				}
@@ -442,8 +449,13 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 					dogeMaskBackward(k, dM, d[3], bi, hh, rows, kmax)
 				}
 				// dq = dS k / sqrt(d); dk += dS^T q / sqrt(d)
-				gemm(false, false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], k.hk*k.d, 1, d[0][qo+i0*k.h*k.d:], k.h*k.d)
-				gemm(true, false, kmax, k.d, rows, T(scale), dM, kmax, in[0][qo+i0*k.h*k.d:], k.h*k.d, 1, d[1][ko:], k.hk*k.d)
+				if wide {
+					attnWideNN(k, dM, in[1][ko:], ldk, k.d, i0, i1, T(scale), 1, d[0][qo:], ldq)
+					attnWideTN(k, dM, in[0][qo:], ldq, k.d, i0, i1, T(scale), d[1][ko:], ldk)
+				} else {
+					gemm(false, false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], ldk, 1, d[0][qo+i0*ldq:], ldq)
+					gemm(true, false, kmax, k.d, rows, T(scale), dM, kmax, in[0][qo+i0*ldq:], ldq, 1, d[1][ko:], ldk)
+				}
 			}
 		}
 	})
