@@ -1021,8 +1021,9 @@ func init() { setKernelLevel(levelAVX512) }
 // The activations, softmax rows and log-sum-exp parts have all three
 // variants; the others (SSD masks and rows, RMSNorm, RoPE, softmax
 // gradient, MoE rows, Add and Mul, the paper mask, CDMoE's experts) run their AVX2 one at both higher levels; CDMoE's
-// retrieval has an AVX-512 and an AVX2 variant and a portable one. Tests and
-// benchmarks call it to cover the variants.
+// retrieval has an AVX-512 and an AVX2 variant and a portable one; the
+// 64-wide product kernel runs at AVX-512 only (below it, gemmHeadN goes to
+// the BLAS). Tests and benchmarks call it to cover the variants.
 func setKernelLevel(most int) int {
 	avx2 := most >= levelAVX2
 	rmsnormAVX2(avx2)
@@ -1034,6 +1035,7 @@ func setKernelLevel(most int) int {
 	paperMaskAVX2(avx2)
 	transposeAVX2(avx2)
 	exp64AVX2(avx2)
+	width64Level(most)
 	retrieveLevel(most)
 	return int(C.wm_set_level(C.int(most)))
 }

@@ -350,7 +350,7 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 				attnWideNN(k, M, in[2][vo:], k.hk*k.dv, k.dv, i0, i1, 1, 0, y[yo:], k.h*k.dv)
 				continue
 			}
-			gemm(false, false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
+			gemmHeadN(false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
 		}
 	})
 }
@@ -438,7 +438,7 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				} else {
 					gy := g[yo+i0*ldy:]
 					gemmHeadT(rows, kmax, k.dv, 1, gy, ldy, in[2][vo:], ldv, vT, k.tk, dM)
-					gemm(true, false, kmax, k.dv, rows, 1, M, kmax, gy, ldy, 1, d[2][vo:], ldv)
+					gemmHeadN(true, kmax, k.dv, rows, 1, M, kmax, gy, ldy, 1, d[2][vo:], ldv)
 				}
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
@@ -453,8 +453,8 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 					attnWideNN(k, dM, in[1][ko:], ldk, k.d, i0, i1, T(scale), 1, d[0][qo:], ldq)
 					attnWideTN(k, dM, in[0][qo:], ldq, k.d, i0, i1, T(scale), d[1][ko:], ldk)
 				} else {
-					gemm(false, false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], ldk, 1, d[0][qo+i0*ldq:], ldq)
-					gemm(true, false, kmax, k.d, rows, T(scale), dM, kmax, in[0][qo+i0*ldq:], ldq, 1, d[1][ko:], ldk)
+					gemmHeadN(false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], ldk, 1, d[0][qo+i0*ldq:], ldq)
+					gemmHeadN(true, kmax, k.d, rows, T(scale), dM, kmax, in[0][qo+i0*ldq:], ldq, 1, d[1][ko:], ldk)
 				}
 			}
 		}

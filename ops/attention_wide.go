@@ -76,12 +76,12 @@ func attnWideNT[T floats](k attnKernel, a []T, lda int, x []T, ldx, depth, i0, i
 func attnWideNN[T floats](k attnKernel, m, x []T, ldx, width, i0, i1 int, alpha, beta T, y []T, ldy int) {
 	kmax, kr := k.blockKeys(i1), k.blockKeys(i0)
 	if kr > 0 {
-		gemm(false, false, i1-i0, width, kr, alpha, m, kmax, x, ldx, beta, y[i0*ldy:], ldy)
+		gemmHeadN(false, i1-i0, width, kr, alpha, m, kmax, x, ldx, beta, y[i0*ldy:], ldy)
 		beta = 1
 	}
 	for s0 := i0; s0 < i1; s0 += attnBlock {
 		s1 := min(s0+attnBlock, i1)
-		gemm(false, false, s1-s0, width, k.blockKeys(s1)-kr, alpha, m[(s0-i0)*kmax+kr:], kmax, x[kr*ldx:], ldx, beta, y[s0*ldy:], ldy)
+		gemmHeadN(false, s1-s0, width, k.blockKeys(s1)-kr, alpha, m[(s0-i0)*kmax+kr:], kmax, x[kr*ldx:], ldx, beta, y[s0*ldy:], ldy)
 	}
 }
 
@@ -94,10 +94,10 @@ func attnWideNN[T floats](k attnKernel, m, x []T, ldx, width, i0, i1 int, alpha,
 func attnWideTN[T floats](k attnKernel, m, a []T, lda, width, i0, i1 int, alpha T, x []T, ldx int) {
 	kmax, kr := k.blockKeys(i1), k.blockKeys(i0)
 	if kr > 0 {
-		gemm(true, false, kr, width, i1-i0, alpha, m, kmax, a[i0*lda:], lda, 1, x, ldx)
+		gemmHeadN(true, kr, width, i1-i0, alpha, m, kmax, a[i0*lda:], lda, 1, x, ldx)
 	}
 	for s0 := i0; s0 < i1; s0 += attnBlock {
 		s1 := min(s0+attnBlock, i1)
-		gemm(true, false, k.blockKeys(s1)-kr, width, s1-s0, alpha, m[(s0-i0)*kmax+kr:], kmax, a[s0*lda:], lda, 1, x[kr*ldx:], ldx)
+		gemmHeadN(true, k.blockKeys(s1)-kr, width, s1-s0, alpha, m[(s0-i0)*kmax+kr:], kmax, a[s0*lda:], lda, 1, x[kr*ldx:], ldx)
 	}
 }

@@ -12,8 +12,8 @@ import (
 // gradients of 64-query blocks to rounding, in float64 and float32, for
 // every mask kind, grouped kv heads, more keys than queries, query counts
 // that leave a last block of one part, of more than one part and of a part
-// and a row, and a backward that takes the forward's P as well as one that
-// computes it again.
+// and a row, heads of 64 (the 64-wide kernel's), and a backward that takes
+// the forward's P as well as one that computes it again.
 func TestAttentionWideBlocksMatch(t *testing.T) {
 	defer func(on, wide bool) { attnTransposeHeads, attnWideRows = on, wide }(attnTransposeHeads, attnWideRows)
 	attnTransposeHeads = false // wide blocks are for products by k itself
@@ -22,6 +22,8 @@ func TestAttentionWideBlocksMatch(t *testing.T) {
 		{1, 2*attnWideBlock + 5, 2*attnWideBlock + 5, 2, 1, 3, 2, MaskPaper},
 		{2, attnWideBlock + attnBlock + 1, attnWideBlock + attnBlock + 9, 2, 2, 4, 3, MaskDoge},
 		{1, 3*attnWideBlock - 7, 3*attnWideBlock + 20, 4, 2, 5, 7, MaskNone},
+		// heads of 64: float32 takes the 64-wide kernel (gemmHeadN)
+		{1, attnWideBlock + attnBlock + 3, attnWideBlock + attnBlock + 3, 2, 1, width64, width64, MaskPaper},
 	} {
 		for _, save := range []bool{false, true} {
 			name := fmt.Sprintf("%+v save=%v", c, save)

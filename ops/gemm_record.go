@@ -20,6 +20,9 @@ type GemmShape struct {
 	M, N, K        int
 	LDA, LDB, LDC  int
 	Accumulate     bool // beta ≠ 0
+	// Width64 is set for a product run on the 64-wide kernel (gemmHeadN),
+	// not the BLAS.
+	Width64 bool
 }
 
 // FLOPs is 2·m·n·k, as GemmFLOPs counts a product.
@@ -441,13 +444,12 @@ func replayOperands[T floats](n [3]int) (a, b, c []T) {
 }
 
 // replayProduct is one product of shape s on the operands given, through
-// the BLAS the fused ops use but not counted in GemmFLOPs.
+// the code the fused ops ran it on (shapeProduct) but not counted in
+// GemmFLOPs.
 func replayProduct[T floats](s GemmShape, a, b, c []T) func() {
 	beta := T(0)
 	if s.Accumulate {
 		beta = 1
 	}
-	return func() {
-		blasGemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, s.LDA, b, s.LDB, beta, c, s.LDC)
-	}
+	return func() { shapeProduct(s, 1, a, b, beta, c) }
 }

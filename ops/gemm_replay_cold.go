@@ -134,6 +134,6 @@ func (p *coldPools[T]) product(s GemmShape) func() {
 			at[r], p.next[r] = place(p.next[r], n[r], len(p.buf[r]))
 		}
 		a, b, c := p.buf[0][at[0]:at[0]+n[0]], p.buf[1][at[1]:at[1]+n[1]], p.buf[2][at[2]:at[2]+n[2]]
-		blasGemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, s.LDA, b, s.LDB, beta, c, s.LDC)
+		shapeProduct(s, 1, a, b, beta, c)
 	}
 }

@@ -104,6 +104,9 @@ func writeProductSites(w io.Writer, title string, res train.ProductSites, top in
 		if sh.Float64 {
 			float = "64"
 		}
+		if sh.Width64 {
+			float = "32, 64-wide kernel"
+		}
 		if sh.Accumulate {
 			beta = "1"
 		}

@@ -1,0 +1,57 @@
+package ops
+
+// Attention's products whose output is one head wide. At d_model 256 a head
+// is 64 wide, and four of attention's six products per row block have a
+// 64-wide output: y = M·v and dq = dS·k/√d (a untransposed), dv += Mᵀ·dy
+// and dk += dSᵀ·q/√d (a transposed), each over a few hundred to a thousand
+// keys or queries. OpenBLAS runs them at 175–210 GFLOP/s on one core of the
+// Zen 5, where a linear layer's products reach 250: packing its operands
+// costs more against 64 columns than against 256. A kernel written for that
+// width needs no packing: six rows of c in 24 AVX-512 registers, b's row
+// loaded once per step of the sum and six values of a broadcast against it.
+// Replayed alone it ran the same products at 234–255 GFLOP/s
+// (docs/performance.md, "A kernel for 64-wide products").
+
+// width64 is the output width the kernel is written for.
+const width64 = 64
+
+// gemmHeadN computes c = alpha · op(a) · b + beta · c for c [m, n] and b
+// untransposed [k, n], op(a) = a or aᵀ: one of attention's products whose
+// output is one head wide. A float32 product 64 wide runs on the 64-wide
+// kernel where the build and the CPU have it (the openblas build, AVX-512);
+// any other, on gemm. Either way it counts in GemmFLOPs and in a recording,
+// whose shape says which ran (GemmShape.Width64), so that a replay runs
+// the same code.
+func gemmHeadN[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	a32, ok := any(a).([]float32)
+	if n != width64 || !ok || !width64On() {
+		gemm(transA, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if m == 0 {
+		return
+	}
+	b32, c32 := any(b).([]float32), any(c).([]float32)
+	s := GemmShape{TransA: transA, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0, Width64: true}
+	gemmFLOPs.Add(s.FLOPs())
+	if r := gemmRecording.Load(); r != nil {
+		call := r.enterBLAS(s, 1)
+		gemmWidth64Kernel32(transA, m, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+		r.leaveBLAS(call)
+		return
+	}
+	gemmWidth64Kernel32(transA, m, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+}
+
+// shapeProduct runs one product of shape s without counting it: on the
+// 64-wide kernel when s was recorded from it and the kernel is on, else
+// through the BLAS. The replays time products through it.
+func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
+	if s.Width64 && width64On() {
+		if a32, ok := any(a).([]float32); ok {
+			gemmWidth64Kernel32(s.TransA, s.M, s.K, float32(alpha), a32, s.LDA, any(b).([]float32), s.LDB, float32(beta), any(c).([]float32), s.LDC)
+			return
+		}
+	}
+	blasGemm(s.TransA, s.TransB, s.M, s.N, s.K, alpha, a, s.LDA, b, s.LDB, beta, c, s.LDC)
+}

@@ -1,0 +1,135 @@
+//go:build openblas
+
+package ops
+
+// The 64-wide product kernel (gemm_width64.go) in C, AVX-512: c[i, 0:64] =
+// alpha · Σ_p a(i, p) · b[p, 0:64] + beta · c[i, 0:64], a(i, p) = a[i·lda +
+// p] or, transposed, a[p·lda + i]. Six rows of c are 24 zmm accumulators;
+// each step p loads b's row once (4 zmm) and broadcasts six values of a,
+// so the loop is bound by its FMAs, with no packing of either operand. The
+// sum over p is in order, one accumulator per value of c, so a value does
+// not depend on m, on the row's place in its block of six, or on the run.
+
+/*
+// cgo joins the CFLAGS of all the package's files and the last -O wins:
+// every file says -O3 (see activations_openblas.go).
+#cgo CFLAGS: -O3
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#include <stddef.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+
+#define WM_W64_ATTR __attribute__((target("avx512f")))
+
+#define WM_W64_ROWS(MR)                                                                            \
+	WM_W64_ATTR static inline __attribute__((always_inline)) void wm_w64_rows##MR(                 \
+	    int ta, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda, const float *b,           \
+	    ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {                                       \
+		__m512 acc[MR][4];                                                                          \
+		for (int r = 0; r < MR; r++)                                                                \
+			for (int j = 0; j < 4; j++) acc[r][j] = _mm512_setzero_ps();                            \
+		for (ptrdiff_t p = 0; p < k; p++) {                                                         \
+			const float *bp = b + p * ldb;                                                          \
+			__m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);                         \
+			__m512 b2 = _mm512_loadu_ps(bp + 32), b3 = _mm512_loadu_ps(bp + 48);                    \
+			_Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                  \
+				__m512 x = _mm512_set1_ps(ta ? a[p * lda + r] : a[r * lda + p]);                    \
+				acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);                                      \
+				acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);                                      \
+				acc[r][2] = _mm512_fmadd_ps(x, b2, acc[r][2]);                                      \
+				acc[r][3] = _mm512_fmadd_ps(x, b3, acc[r][3]);                                      \
+			}                                                                                       \
+		}                                                                                           \
+		__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                               \
+		for (int r = 0; r < MR; r++)                                                                \
+			for (int j = 0; j < 4; j++) {                                                           \
+				float *cp = c + r * ldc + 16 * j;                                                   \
+				__m512 v = _mm512_mul_ps(va, acc[r][j]);                                            \
+				if (beta != 0) v = _mm512_add_ps(v, _mm512_mul_ps(vb, _mm512_loadu_ps(cp)));        \
+				_mm512_storeu_ps(cp, v);                                                            \
+			}                                                                                       \
+	}
+
+WM_W64_ROWS(6)
+WM_W64_ROWS(5)
+WM_W64_ROWS(4)
+WM_W64_ROWS(3)
+WM_W64_ROWS(2)
+WM_W64_ROWS(1)
+
+WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float alpha, const float *a,
+                                        ptrdiff_t lda, const float *b, ptrdiff_t ldb, float beta, float *c,
+                                        ptrdiff_t ldc) {
+	ptrdiff_t i = 0;
+	for (; i + 6 <= m; i += 6)
+		wm_w64_rows6(ta, k, alpha, ta ? a + i : a + i * lda, lda, b, ldb, beta, c + i * ldc, ldc);
+	const float *ai = ta ? a + i : a + i * lda;
+	float *ci = c + i * ldc;
+	switch (m - i) {
+	case 5: wm_w64_rows5(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
+	case 4: wm_w64_rows4(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
+	case 3: wm_w64_rows3(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
+	case 2: wm_w64_rows2(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
+	case 1: wm_w64_rows1(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
+	}
+}
+
+static int wm_w64_cpu(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+}
+#else
+static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda,
+                            const float *b, ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {}
+static int wm_w64_cpu(void) { return 0; }
+#endif
+
+static int wm_w64_on = 0;
+static int wm_w64_set(int on) {
+	wm_w64_on = on && wm_w64_cpu();
+	return wm_w64_on;
+}
+*/
+import "C"
+
+// width64Level turns the 64-wide kernel on at kernel level AVX-512 where
+// the CPU has AVX-512 F, off otherwise (setKernelLevel calls it), and says
+// whether it is on.
+func width64Level(most int) bool {
+	width64Enabled = C.wm_w64_set(cbool(most >= levelAVX512)) != 0
+	return width64Enabled
+}
+
+// width64Enabled is the C switch's state, read without a cgo call.
+var width64Enabled bool
+
+// width64On says whether gemmHeadN may run the 64-wide kernel.
+func width64On() bool { return width64Enabled }
+
+// gemmWidth64Kernel32 is c = alpha · op(a) · b + beta · c for c [m, 64],
+// on the C kernel (width64On must hold). With beta 0, c is not read.
+func gemmWidth64Kernel32(transA bool, m, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 {
+		return
+	}
+	// The last value each operand is read or written at, so that a short
+	// slice panics here rather than C going past it.
+	if k > 0 {
+		if transA {
+			_ = a[(k-1)*lda+m-1]
+		} else {
+			_ = a[(m-1)*lda+k-1]
+		}
+		_ = b[(k-1)*ldb+width64-1]
+	}
+	_ = c[(m-1)*ldc+width64-1]
+	var ap, bp *C.float
+	if k > 0 {
+		ap, bp = f32p(a), f32p(b)
+	}
+	C.wm_gemm_width64(cbool(transA), C.ptrdiff_t(m), C.ptrdiff_t(k), C.float(alpha), ap, C.ptrdiff_t(lda),
+		bp, C.ptrdiff_t(ldb), C.float(beta), f32p(c), C.ptrdiff_t(ldc))
+}

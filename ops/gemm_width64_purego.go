@@ -1,0 +1,13 @@
+//go:build !openblas
+
+package ops
+
+// The pure-Go build has no 64-wide kernel: gemmHeadN runs gemm.
+
+func width64Level(int) bool { return false }
+
+func width64On() bool { return false }
+
+func gemmWidth64Kernel32(bool, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+	panic("ops: the 64-wide kernel is not in the pure-Go build")
+}

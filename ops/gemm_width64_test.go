@@ -1,0 +1,106 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// gemmHeadN agrees with a float64 sum for every remainder of the kernel's
+// six-row blocks, a transposed and an untransposed a, beta 0 (c poisoned
+// with NaN, which must not be read) and 1, padded leading dimensions and
+// an empty sum; and a row of c is the same bits whatever m it was computed
+// with, as the kernel's doc says.
+func TestGemmHeadNMatchesSums(t *testing.T) {
+	if width64On() {
+		t.Log("the 64-wide kernel is on")
+	} else {
+		t.Log("the 64-wide kernel is off in this build or on this CPU: gemmHeadN runs gemm")
+	}
+	r := rand.New(rand.NewSource(64))
+	const n = width64
+	for _, transA := range []bool{false, true} {
+		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 37} {
+			for _, k := range []int{0, 1, 5, 64, 130} {
+				for _, beta := range []float32{0, 1} {
+					name := fmt.Sprintf("transA=%v m=%d k=%d beta=%v", transA, m, k, beta)
+					lda, ldb, ldc := k+3, n+5, n+7
+					arows := m
+					if transA {
+						lda, arows = m+2, k
+					}
+					a, b := normalFloat32s(r, max(arows, 1)*lda), normalFloat32s(r, max(k, 1)*ldb)
+					c0 := normalFloat32s(r, m*ldc)
+					c := append([]float32(nil), c0...)
+					if beta == 0 {
+						for i := range c {
+							c[i] = float32(math.NaN())
+						}
+					}
+					const alpha = 0.375
+					gemmHeadN(transA, m, n, k, float32(alpha), a, lda, b, ldb, beta, c, ldc)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							var want, size float64
+							for p := 0; p < k; p++ {
+								var ai float32
+								if transA {
+									ai = a[p*lda+i]
+								} else {
+									ai = a[i*lda+p]
+								}
+								want += float64(ai) * float64(b[p*ldb+j])
+								size += math.Abs(float64(ai) * float64(b[p*ldb+j]))
+							}
+							want = alpha*want + float64(beta)*float64(c0[i*ldc+j])
+							size = alpha*size + math.Abs(float64(beta)*float64(c0[i*ldc+j]))
+							if got := float64(c[i*ldc+j]); math.Abs(got-want) > 4e-7*float64(k+2)*size+1e-30 || math.IsNaN(got) {
+								t.Fatalf("%s: c[%d,%d] = %v, want %v", name, i, j, got, want)
+							}
+						}
+					}
+					// each row alone: the same bits
+					for i := 0; i < m; i++ {
+						row := append([]float32(nil), c0[i*ldc:i*ldc+n]...)
+						ai := a[i:]
+						if !transA {
+							ai = a[i*lda:]
+						}
+						gemmHeadN(transA, 1, n, k, float32(alpha), ai, lda, b, ldb, beta, row, n)
+						for j := range row {
+							if row[j] != c[i*ldc+j] && width64On() {
+								t.Fatalf("%s: row %d alone gives c[%d] = %v, in the block %v", name, i, j, row[j], c[i*ldc+j])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// A recording marks the products the 64-wide kernel ran, and replays them
+// on it; gemmHeadN counts their work in GemmFLOPs as gemm does.
+func TestGemmHeadNRecorded(t *testing.T) {
+	const m, k = 70, 33
+	a, b, c := make([]float32, m*k), make([]float32, k*width64), make([]float32, m*width64)
+	before := GemmFLOPs()
+	rec, err := RecordGemm(func() error {
+		gemmHeadN(false, m, width64, k, 1, a, k, b, width64, 0, c, width64)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := GemmFLOPs()-before, int64(2*m*width64*k); got != want {
+		t.Fatalf("GemmFLOPs grew by %d, want %d", got, want)
+	}
+	want := GemmShape{M: m, N: width64, K: k, LDA: k, LDB: width64, LDC: width64, Width64: width64On()}
+	if len(rec.Shapes) != 1 || rec.Shapes[want] != 1 {
+		t.Fatalf("recorded %v, want one %+v", rec.Shapes, want)
+	}
+	if _, err := ReplayGemmShapes(rec.Shapes, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+}
