@@ -431,20 +431,27 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				}
 				wide := rows > attnBlock
 				ldq, ldk, ldy, ldv := k.h*k.d, k.hk*k.d, k.h*k.dv, k.hk*k.dv
-				// dM = dy v^T; dv += M^T dy
+				// dM = dy v^T
 				if wide {
 					attnWideNT(k, g[yo:], ldy, in[2][vo:], ldv, k.dv, i0, i1, 1, dM)
-					attnWideTN(k, M, g[yo:], ldy, k.dv, i0, i1, 1, d[2][vo:], ldv)
 				} else {
-					gy := g[yo+i0*ldy:]
-					gemmHeadT(rows, kmax, k.dv, 1, gy, ldy, in[2][vo:], ldv, vT, k.tk, dM)
-					gemmHeadN(true, kmax, k.dv, rows, 1, M, kmax, gy, ldy, 1, d[2][vo:], ldv)
+					gemmHeadT(rows, kmax, k.dv, 1, g[yo+i0*ldy:], ldy, in[2][vo:], ldv, vT, k.tk, dM)
 				}
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
 				}
 				// softmax: dS = P ∘ (dP - Σ_j dP P)
 				softmaxGradRows(dM[:rows*kmax], P, dM, rows, kmax)
+				// dv += M^T dy, after the softmax's gradient has streamed P
+				// through the cache: read first by this product, P came
+				// from memory by columns. (AM)4 at d_model 256, two shards:
+				// the step −1.2% and −2.0% in two A/Bs (docs/performance.md,
+				// "A kernel for 64-wide products")
+				if wide {
+					attnWideTN(k, M, g[yo:], ldy, k.dv, i0, i1, 1, d[2][vo:], ldv)
+				} else {
+					gemmHeadN(true, kmax, k.dv, rows, 1, M, kmax, g[yo+i0*ldy:], ldy, 1, d[2][vo:], ldv)
+				}
 				if k.mask == MaskDoge {
 					dogeMaskBackward(k, dM, d[3], bi, hh, rows, kmax)
 				}
