@@ -281,9 +281,9 @@ func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, 
 	scale := 1 / math.Sqrt(float64(k.d))
 	// 1. scores S = q k^T / sqrt(d)   (i1-i0, kmax)
 	if i1-i0 > attnBlock {
-		attnWideNT(k, in[0][qo:], k.h*k.d, in[1][ko:], k.hk*k.d, k.d, i0, i1, T(scale), P)
+		attnWideNT(k, in[0][qo:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.d, i0, i1, T(scale), P)
 	} else {
-		gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P)
+		gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P, kmax)
 	}
 	// 2. the doge bias, then a stable softmax over the visible keys: query
 	// i sees keys 0..tk-tq+i
@@ -310,8 +310,8 @@ func paperMask[T floats](k attnKernel, in [][]T, hh, rows, kmax int, P, M []T) {
 
 func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 	probs, per := probsBuffer(k, in), k.probsPerHead()
-	var kTs []T // k as [b, hk·d, tk] (transposedHeads)
-	if k.transposedHeads() {
+	var kTs []T // k as [b, hk·d, tk] (headCopies)
+	if headCopies[T](k, k.d) {
 		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
 		defer releaseScratch(kTs)
 	}
@@ -379,14 +379,14 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 		}
 	}
 	probs, per := savedProbs(k, in), k.probsPerHead()
-	var kTs, vTs []T // v (and k, if P is computed again) as [b, hk·d, tk]
-	if k.transposedHeads() {
+	var kTs, vTs []T // v (and k, if P is computed again) as [b, hk·d, tk] (headCopies)
+	if headCopies[T](k, k.dv) {
 		vTs = batchesTransposed(in[2], k.b, k.tk, k.hk*k.dv)
 		defer releaseScratch(vTs)
-		if probs == nil {
-			kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
-			defer releaseScratch(kTs)
-		}
+	}
+	if probs == nil && headCopies[T](k, k.d) {
+		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
+		defer releaseScratch(kTs)
 	}
 	parallelFor(k.b*k.hk, func(bk int) {
 		bi, kh := bk/k.hk, bk%k.hk
@@ -433,9 +433,9 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				ldq, ldk, ldy, ldv := k.h*k.d, k.hk*k.d, k.h*k.dv, k.hk*k.dv
 				// dM = dy v^T
 				if wide {
-					attnWideNT(k, g[yo:], ldy, in[2][vo:], ldv, k.dv, i0, i1, 1, dM)
+					attnWideNT(k, g[yo:], ldy, in[2][vo:], ldv, vT, k.dv, i0, i1, 1, dM)
 				} else {
-					gemmHeadT(rows, kmax, k.dv, 1, g[yo+i0*ldy:], ldy, in[2][vo:], ldv, vT, k.tk, dM)
+					gemmHeadT(rows, kmax, k.dv, 1, g[yo+i0*ldy:], ldy, in[2][vo:], ldv, vT, k.tk, dM, kmax)
 				}
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)
