@@ -272,9 +272,9 @@ func (k attnKernel) blockKeys(i1 int) int { return k.tk - k.tq + i1 }
 
 // attnProbs fills P with the causal softmax of queries [i0, i1) of head hh of
 // batch bi over keys [0, kmax) and, for the paper mask, M = P ∘ l (else M is
-// P itself). kT is the head's keys as [d, tk] (transposedHeads), or nil to
+// P itself). kT is the head's keys as [d, tk] (headCopies), or nil to
 // multiply by k itself. A block of more than attnBlock queries (a wide
-// block, kT nil) takes its scores by attnWideNT.
+// block) takes its scores by attnWideNT.
 func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, M []T) {
 	qo, ko, _, _ := k.offsets(bi, hh)
 	kmax := k.blockKeys(i1)
@@ -446,7 +446,7 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				// through the cache: read first by this product, P came
 				// from memory by columns. (AM)4 at d_model 256, two shards:
 				// the step −1.2% and −2.0% in two A/Bs (docs/performance.md,
-				// "A kernel for 64-wide products")
+				// "dv's product after the softmax's gradient")
 				if wide {
 					attnWideTN(k, M, g[yo:], ldy, k.dv, i0, i1, 1, d[2][vo:], ldv)
 				} else {

@@ -29,9 +29,8 @@ package ops
 //
 // The forward and the backward take the same row block (rowBlock), so a
 // saved P has the backward's layout and a P computed again equals the
-// forward's to the bit. Ops that multiply by [d, t] copies of their heads
-// (transposedHeads: small heads, for OpenBLAS's small kernels) keep blocks
-// of 64 queries.
+// forward's to the bit. Ops on small heads, whose products go to OpenBLAS's
+// small kernels (transposedHeads), keep blocks of 64 queries.
 const attnWideBlock = 2 * attnBlock
 
 // attnWideRows turns wide row blocks off when false, for the tests that
@@ -39,8 +38,9 @@ const attnWideBlock = 2 * attnBlock
 var attnWideRows = true
 
 // rowBlock is the op's row block of queries, the same in the forward and
-// the backward: attnWideBlock when it multiplies by k itself and has that
-// many queries, else attnBlock (or all the queries, when fewer).
+// the backward: attnWideBlock when its heads are not small (transposedHeads)
+// and it has that many queries, else attnBlock (or all the queries, when
+// fewer).
 func (k attnKernel) rowBlock() int {
 	if attnWideRows && !k.transposedHeads() && k.tq >= attnWideBlock {
 		return attnWideBlock
