@@ -43,21 +43,11 @@ func TestAttentionWideBlocksMatch(t *testing.T) {
 			dOut := randData(r, c.kernel(save).outShape().TotalSize(), nil)
 			run64 := func(wide bool) ([]float64, [][]float64) {
 				attnWideRows = wide
-				k := c.kernel(save)
-				y := make([]float64, k.outShape().TotalSize())
-				if err := k.forward(in64, y); err != nil {
-					t.Fatal(err)
-				}
-				return y, kernelGrads(t, k, in64, dOut)
+				return outputAndGrads(t, c.kernel(save), in64, dOut)
 			}
 			run32 := func(wide bool) ([]float64, [][]float64) {
 				attnWideRows = wide
-				k := c.kernel(save)
-				y := make([]float32, k.outShape().TotalSize())
-				if err := k.forward(in32, y); err != nil {
-					t.Fatal(err)
-				}
-				return widen(y), kernelGrads32(t, k, in32, narrowTo32(dOut))
+				return outputAndGrads(t, c.kernel(save), in32, narrowTo32(dOut))
 			}
 			wantY, want := run64(false)
 			gotY, got := run64(true)
@@ -80,22 +70,36 @@ func TestAttentionWideBlocksMatch(t *testing.T) {
 	}
 }
 
-// kernelGrads32 is kernelGrads in float32: the gradients of k's inputs
-// for output gradient dOut, widened to float64.
-func kernelGrads32(t *testing.T, k kernel, in []any, dOut []float32) [][]float64 {
+// outputAndGrads runs k's forward and backward on inputs in (of element
+// type T) and output gradient dOut, and returns the output and the inputs'
+// gradients, widened to float64.
+func outputAndGrads[T floats](t *testing.T, k kernel, in []any, dOut []T) ([]float64, [][]float64) {
 	t.Helper()
+	y := make([]T, k.outShape().TotalSize())
+	if err := k.forward(in, y); err != nil {
+		t.Fatal(err)
+	}
 	dIn := make([]any, len(in))
 	for j := range in {
-		dIn[j] = make([]float32, len(in[j].([]float32)))
+		dIn[j] = make([]T, len(in[j].([]T)))
 	}
 	if err := k.backward(in, nil, dOut, dIn); err != nil {
 		t.Fatal(err)
 	}
 	gs := make([][]float64, len(in))
 	for j := range dIn {
-		gs[j] = widen(dIn[j].([]float32))
+		gs[j] = widenAny(dIn[j].([]T))
 	}
-	return gs
+	return widenAny(y), gs
+}
+
+// widenAny is x in float64.
+func widenAny[T floats](x []T) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
 }
 
 // narrowTo32 is x in float32.
