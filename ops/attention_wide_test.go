@@ -88,18 +88,9 @@ func outputAndGrads[T floats](t *testing.T, k kernel, in []any, dOut []T) ([]flo
 	}
 	gs := make([][]float64, len(in))
 	for j := range dIn {
-		gs[j] = widenAny(dIn[j].([]T))
+		gs[j] = widen(dIn[j].([]T))
 	}
-	return widenAny(y), gs
-}
-
-// widenAny is x in float64.
-func widenAny[T floats](x []T) []float64 {
-	y := make([]float64, len(x))
-	for i, v := range x {
-		y[i] = float64(v)
-	}
-	return y
+	return widen(y), gs
 }
 
 // narrowTo32 is x in float32.

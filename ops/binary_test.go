@@ -67,7 +67,8 @@ func TestFloat32ActivationsMatchFloat64(t *testing.T) {
 	check("gated silu dz", dz32, dz64)
 }
 
-func widen(x []float32) []float64 {
+// widen is x in float64.
+func widen[T floats](x []T) []float64 {
 	y := make([]float64, len(x))
 	for i, v := range x {
 		y[i] = float64(v)
