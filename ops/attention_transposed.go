@@ -46,7 +46,7 @@ func (k attnKernel) transposedHeads() bool {
 func gemmHeadT[T floats](rows, n, d int, alpha T, a []T, lda int, x []T, ldx int, xT []T, t int, c []T, ldc int) {
 	switch {
 	case xT != nil && d == width64:
-		gemmTiles64(rows, n, d, alpha, a, lda, xT, t, c, ldc)
+		gemmTiles64(rows, n, d, alpha, a, lda, xT, t, 0, c, ldc)
 	case xT != nil:
 		gemm(false, false, rows, n, d, alpha, a, lda, xT, t, 0, c, ldc)
 	default:

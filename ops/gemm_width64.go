@@ -56,19 +56,37 @@ func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
 	blasGemm(s.TransA, s.TransB, s.M, s.N, s.K, alpha, a, s.LDA, b, s.LDB, beta, c, s.LDC)
 }
 
-// gemmTiles64 computes c = alpha · a · b, c [m, n] (ldc) and b [k, n] (ldb),
-// as products 64 columns wide on gemmHeadN and the last n mod 64 columns on
-// gemm: attention's scores and dM = dy·vᵀ over a [d, t] copy of a head's
-// keys or values (gemmHeadT), which OpenBLAS ran at 175–200 GFLOP/s and
-// the 64-wide kernel, 64 keys at a time, at 219–256.
-func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+// gemmTiles64 computes c = alpha · a · b + beta · c, c [m, n] (ldc) and b
+// [k, n] (ldb), as products 64 columns wide on gemmHeadN and the last n mod
+// 64 columns on gemm: attention's scores and dM = dy·vᵀ over a [d, t] copy
+// of a head's keys or values (gemmHeadT), which OpenBLAS ran at 175–200
+// GFLOP/s and the 64-wide kernel, 64 keys at a time, at 219–256; and the
+// packed products of gemmPackedN.
+func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	j := 0
 	if width64On() {
 		for ; j+width64 <= n; j += width64 {
-			gemmHeadN(false, m, width64, k, alpha, a, lda, b[j:], ldb, 0, c[j:], ldc)
+			gemmHeadN(false, m, width64, k, alpha, a, lda, b[j:], ldb, beta, c[j:], ldc)
 		}
 	}
 	if j < n {
-		gemm(false, false, m, n-j, k, alpha, a, lda, b[j:], ldb, 0, c[j:], ldc)
+		gemm(false, false, m, n-j, k, alpha, a, lda, b[j:], ldb, beta, c[j:], ldc)
 	}
+}
+
+// gemmPackedN computes c = a · b + beta · c for a [m, k] and b [k, n],
+// untransposed: a block's product onto d_model columns, such as SwiGLU's
+// A·W2 and dH·W1ᵀ. Where OpenBLAS would run it on its packed kernels
+// (tallRowBlock 0: d_model 256) and n is a multiple of 64, it runs on the
+// 64-wide kernel 64 columns at a time (gemmTiles64), which packs nothing:
+// replayed with the weights out of L2, a 256-row block onto 256 columns
+// over 688 and 344 ran at 221 and 234 GFLOP/s, OpenBLAS at 203 and 203.
+// Elsewhere (the small kernels' blocks at d_model 64, float64, no
+// AVX-512), gemm.
+func gemmPackedN[T floats](m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if n%width64 == 0 && tallRowBlock(n, k) == 0 {
+		gemmTiles64(m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	gemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }

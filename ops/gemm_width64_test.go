@@ -104,3 +104,50 @@ func TestGemmHeadNRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// gemmPackedN agrees with a float64 sum, beta 0 (c poisoned with NaN) and
+// 1, and takes the 64-wide kernel exactly where its doc says: float32,
+// the kernel on, n a multiple of 64 and a product OpenBLAS would pack
+// (d_model 256's 256 columns over 688; not d_model 64's 64 over 176, which
+// the small kernels take, nor 200 columns).
+func TestGemmPackedNRoutes(t *testing.T) {
+	r := rand.New(rand.NewSource(65))
+	for _, c := range []struct{ m, n, k int }{{37, 256, 688}, {5, 64, 176}, {9, 200, 688}} {
+		for _, beta := range []float32{0, 1} {
+			name := fmt.Sprintf("m=%d n=%d k=%d beta=%v", c.m, c.n, c.k, beta)
+			a, b, c0 := normalFloat32s(r, c.m*c.k), normalFloat32s(r, c.k*c.n), normalFloat32s(r, c.m*c.n)
+			out := append([]float32(nil), c0...)
+			if beta == 0 {
+				for i := range out {
+					out[i] = float32(math.NaN())
+				}
+			}
+			rec, err := RecordGemm(func() error {
+				gemmPackedN(c.m, c.n, c.k, a, c.k, b, c.n, beta, out, c.n)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kernel := width64On() && c.n%width64 == 0 && tallRowBlock(c.n, c.k) == 0
+			for s := range rec.Shapes {
+				if s.Width64 != kernel {
+					t.Errorf("%s: recorded %+v; want the 64-wide kernel %v", name, s, kernel)
+				}
+			}
+			for i := 0; i < c.m; i++ {
+				for j := 0; j < c.n; j++ {
+					var want, size float64
+					for p := 0; p < c.k; p++ {
+						v := float64(a[i*c.k+p]) * float64(b[p*c.n+j])
+						want, size = want+v, size+math.Abs(v)
+					}
+					want += float64(beta) * float64(c0[i*c.n+j])
+					if got := float64(out[i*c.n+j]); math.Abs(got-want) > 4e-7*float64(c.k+2)*size || math.IsNaN(got) {
+						t.Fatalf("%s: c[%d,%d] = %v, want %v", name, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}

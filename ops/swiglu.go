@@ -225,7 +225,7 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 				p1, p3, pa := b1[o:o+m*k.f], b3[o:o+m*k.f], a[:m*k.f]
 				swigluHiddenBlock(p1, p3, x, w1, w3, r0, m, k)
 				gatedSiLU(pa, p3, p1)
-				gemm(false, false, m, k.d, k.f, 1, pa, k.f, w2, k.d, 0, y[r0*k.d:], k.d)
+				gemmPackedN(m, k.d, k.f, pa, k.f, w2, k.d, 0, y[r0*k.d:], k.d)
 			}
 		})
 	}
@@ -356,8 +356,8 @@ func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k sw
 			}
 			gemm(false, false, m, k.f, k.d, 1, dy[r0*k.d:], k.d, w2t, k.f, 0, da, k.f)
 			gatedSiLUBoth(a, dh3, dh1, da, h3[o:e], h1[o:e])
-			gemm(false, false, m, k.d, k.f, 1, dh1, k.f, w1t, k.d, 0, dx[r0*k.d:], k.d)
-			gemm(false, false, m, k.d, k.f, 1, dh3, k.f, w3t, k.d, 1, dx[r0*k.d:], k.d)
+			gemmPackedN(m, k.d, k.f, dh1, k.f, w1t, k.d, 0, dx[r0*k.d:], k.d)
+			gemmPackedN(m, k.d, k.f, dh3, k.f, w3t, k.d, 1, dx[r0*k.d:], k.d)
 			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh1, k.f, beta, dw1, k.f)
 			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh3, k.f, beta, dw3, k.f)
 			gemm(true, false, k.f, k.d, m, 1, a, k.f, dy[r0*k.d:], k.d, beta, dw2, k.d)
