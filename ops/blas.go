@@ -111,12 +111,18 @@ func parallelGemm[T floats](transA, transB bool, m, n, k int, alpha T, a []T, ld
 // transposes for the two gradients) split across GOMAXPROCS (as one graph's
 // fused ops split them), or GOMAXPROCS such products at once on operands of
 // their own, one goroutine each (as data-parallel shards run them),
-// whichever is faster; with one thread the two are the same. Each way runs
+// whichever is faster; with one thread the two are the same. Where the
+// 64-wide kernel is on, the split is also measured as a linear layer's op
+// runs it (layerGemm: y = x w on the kernel, gemmTall's tallTiles64), and
+// the faster split counts. Each way runs
 // for at least minTime after one untimed product. `wm bench` sets a step's
 // matrix-product work (GemmFLOPs) against it: the fastest a step could be if
 // everything else took no time.
 func GemmRate(minTime time.Duration) float64 {
 	split := gemmRateOf(minTime, 1, parallelGemm[float32])
+	if width64On() {
+		split = max(split, gemmRateOf(minTime, 1, layerGemm))
+	}
 	if p := runtime.GOMAXPROCS(0); p > 1 {
 		return max(split, gemmRateOf(minTime, p, gemm[float32]))
 	}
@@ -158,7 +164,22 @@ func gemmRateOf(minTime time.Duration, goroutines int, mm gemmFunc) float64 {
 	return total
 }
 
-// gemmFunc is gemm or parallelGemm on float32.
+// layerGemm runs a product the way a linear layer's op does: c = a·op(b)
+// through gemmTall (split over the workers, on the 64-wide kernel where
+// tallTiles64 holds), c = aᵀ·b through parallelGemm. alpha must be 1, as
+// gemmTall's is.
+func layerGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if alpha != 1 {
+		panic("ops: layerGemm computes products with alpha 1 only")
+	}
+	if transA {
+		parallelGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	gemmTall(transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmFunc is gemm, parallelGemm or layerGemm on float32.
 type gemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
 
 // linearProduct is one named product of linearProducts.

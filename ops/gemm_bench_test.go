@@ -9,19 +9,18 @@ import (
 
 // BenchmarkGemm reports the GFLOP/s of the float32 products a d_model-256
 // linear layer runs on 4096 tokens (linearProducts): on one goroutine
-// (gemm), split across GOMAXPROCS (parallelGemm), and as GOMAXPROCS
+// (one: gemm), split across GOMAXPROCS (split: parallelGemm), split as a
+// linear layer's op runs them (layer: layerGemm, the 64-wide kernel where
+// it takes them), and as GOMAXPROCS
 // products at once on operands of their own (concurrent, as data-parallel
 // shards run them), so that a step's time can be set against what the BLAS
 // of this build can do.
 func BenchmarkGemm(b *testing.B) {
-	for _, par := range []bool{false, true} {
-		mm := gemm[float32]
-		if par {
-			mm = parallelGemm[float32]
-		}
+	for _, way := range []string{"one", "split", "layer"} {
+		mm := map[string]gemmFunc{"one": gemm[float32], "split": parallelGemm[float32], "layer": layerGemm}[way]
 		flops, products := linearProducts(mm)
 		for _, p := range products {
-			b.Run(fmt.Sprintf("%s/parallel=%v", p.name, par), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s", p.name, way), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					p.run()
 				}

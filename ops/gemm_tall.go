@@ -14,11 +14,25 @@ package ops
 // split over the workers: in row blocks of tallRowBlock(n, k) when this
 // build's BLAS runs such blocks faster, else in one product per worker.
 // When it blocks a transposed b it copies b once into [k, n] (its small
-// kernels gain only on untransposed operands). Each element of c is one
-// sum over all of k, in one BLAS call.
+// kernels gain only on untransposed operands). Where OpenBLAS would pack
+// the product and tallTiles64 holds, the rows run on the 64-wide kernel
+// instead. Each element of c is one sum over all of k, in one call.
 func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	blk := tallRowBlock(n, k)
 	flops := gemmWork(m, n, k)
+	if blk == 0 && tallTiles64(n, k, a) {
+		if transB {
+			bt := transposedScratch(b, ldb, n, k)
+			defer releaseScratch(bt)
+			b, ldb = bt, n
+		}
+		parallelRangesWork(m, flops, func(_, lo, hi int) {
+			for r := lo; r < hi; r += tallTileRows {
+				gemmTiles64(min(tallTileRows, hi-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
+			}
+		})
+		return
+	}
 	if blk == 0 || m <= blk {
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			gemm(false, transB, hi-lo, n, k, 1, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
@@ -34,6 +48,29 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 		r0, r1 := lo*blk, min(hi*blk, m)
 		gemmTallSerial(false, r1-r0, n, k, a[r0*lda:], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
+}
+
+// tallTileRows is the rows of a block of a tall product on the 64-wide
+// kernel (tallTiles64): the kernel reads the block's rows of a once for
+// every 64 columns of c, and 256 rows of depth 256 (256 KiB) stay in a
+// core's L2 across them.
+const tallTileRows = 256
+
+// tallTiles64 says whether a tall product that OpenBLAS would pack
+// (tallRowBlock 0) runs on the 64-wide kernel instead, by blocks of
+// tallTileRows rows and 64 columns (gemmTiles64), with a transposed b
+// copied once into [k, n]: float32 with the kernel on, n a multiple of 64
+// and k at most 256 (the products of a d_model-256 layer onto d_model
+// columns: attention's and SSD's projections, the CDMoE's). With its
+// operands out of cache, as in a step, the kernel ran [1024, 256]·[256,
+// 256] at 239 GFLOP/s where OpenBLAS ran 188, and dy·wᵀ over the copy at
+// 222 against 184; over depth 344 and 688 (a d_model-256 MLP's dx) it lost
+// (150–198 against 180–204), as the block of a and all of b no longer fit
+// in L2 together (docs/performance.md, "Linear layers' products onto 64
+// columns at a time").
+func tallTiles64[T floats](n, k int, a []T) bool {
+	_, f32 := any(a).([]float32)
+	return f32 && width64On() && n%width64 == 0 && n > 0 && k <= 256
 }
 
 // gemmTallSerial is gemmTall on the calling goroutine, for callers that

@@ -63,6 +63,63 @@ func TestGemmTallComputesTheProduct(t *testing.T) {
 	}
 }
 
+// gemmTall takes the 64-wide kernel exactly where tallTiles64 says (a
+// product OpenBLAS would pack, float32, the kernel on, n a multiple of 64,
+// k at most 256) and computes the product there too: a d_model-256
+// projection over rows that leave a short last block of tallTileRows and
+// of six, with b untransposed and transposed (copied), leading dimensions
+// wider than the operands, beta 0 (c poisoned with NaN) and 1; and not
+// for 260 columns or depth 344.
+func TestGemmTallTiles64(t *testing.T) {
+	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
+	blasSmallKernels = false // as OpenBLAS's Haswell kernels and d_model 256: every product packed
+	r := rand.New(rand.NewSource(66))
+	for _, c := range []struct{ m, n, k, extra int }{{601, 256, 256, 3}, {7, 128, 64, 0}, {40, 260, 256, 0}, {50, 256, 344, 1}} {
+		for _, transB := range []bool{false, true} {
+			for _, beta := range []float32{0, 1} {
+				name := fmt.Sprintf("m=%d n=%d k=%d transB=%v beta=%v", c.m, c.n, c.k, transB, beta)
+				lda, ldc := c.k+c.extra, c.n+c.extra
+				ldb, bRows := c.n+c.extra, c.k
+				if transB {
+					ldb, bRows = c.k+c.extra, c.n
+				}
+				a, b, c0 := normalFloat32s(r, c.m*lda), normalFloat32s(r, bRows*ldb), normalFloat32s(r, c.m*ldc)
+				if beta == 0 {
+					for i := range c0 {
+						if i%ldc < c.n {
+							c0[i] = float32(math.NaN())
+						}
+					}
+				}
+				got := append([]float32(nil), c0...)
+				rec, err := RecordGemm(func() error {
+					gemmTall(transB, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				kernel := width64On() && c.n%width64 == 0 && c.k <= 256
+				if tallTiles64(c.n, c.k, a) != kernel {
+					t.Fatalf("%s: tallTiles64 says %v; want %v", name, !kernel, kernel)
+				}
+				for s := range rec.Shapes {
+					if s.Width64 != kernel {
+						t.Errorf("%s: recorded %+v; want the 64-wide kernel %v", name, s, kernel)
+					}
+				}
+				term := func(i, j, q int) float64 {
+					if transB {
+						return float64(a[i*lda+q]) * float64(b[j*ldb+q])
+					}
+					return float64(a[i*lda+q]) * float64(b[q*ldb+j])
+				}
+				checkGemmResult(t, name, got, c0, c.m, c.n, c.k, ldc, beta, term)
+			}
+		}
+	}
+}
+
 // checkGemmResult fails unless got [m, ldc] holds, in its first n columns,
 // Σ_q term(i, j, q) over k terms plus beta times c0's element, within
 // float32's rounding of a (k+2)-term sum, and c0's values past n
