@@ -70,7 +70,7 @@ const tallTileRows = 256
 // columns at a time").
 func tallTiles64[T floats](n, k int, a []T) bool {
 	_, f32 := any(a).([]float32)
-	return f32 && width64On() && n%width64 == 0 && n > 0 && k <= 256
+	return f32 && width64On() && n >= width64 && k <= 256
 }
 
 // gemmTallSerial is gemmTall on the calling goroutine, for callers that

@@ -64,17 +64,17 @@ func TestGemmTallComputesTheProduct(t *testing.T) {
 }
 
 // gemmTall takes the 64-wide kernel exactly where tallTiles64 says (a
-// product OpenBLAS would pack, float32, the kernel on, n a multiple of 64,
-// k at most 256) and computes the product there too: a d_model-256
-// projection over rows that leave a short last block of tallTileRows and
-// of six, with b untransposed and transposed (copied), leading dimensions
-// wider than the operands, beta 0 (c poisoned with NaN) and 1; and not
-// for 260 columns or depth 344.
+// product OpenBLAS would pack, float32, the kernel on, n at least 64, k at
+// most 256) and computes the product there too: a d_model-256 projection
+// over rows that leave a short last block of tallTileRows and of six, 260
+// and 688 columns (the last tile masked), with b untransposed and
+// transposed (copied), leading dimensions wider than the operands, beta 0
+// (c poisoned with NaN) and 1; and not for depth 344 or 36 columns.
 func TestGemmTallTiles64(t *testing.T) {
 	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
 	blasSmallKernels = false // as OpenBLAS's Haswell kernels and d_model 256: every product packed
 	r := rand.New(rand.NewSource(66))
-	for _, c := range []struct{ m, n, k, extra int }{{601, 256, 256, 3}, {7, 128, 64, 0}, {40, 260, 256, 0}, {50, 256, 344, 1}} {
+	for _, c := range []struct{ m, n, k, extra int }{{601, 256, 256, 3}, {7, 128, 64, 0}, {40, 260, 256, 0}, {30, 688, 256, 2}, {50, 256, 344, 1}, {20, 36, 256, 0}} {
 		for _, transB := range []bool{false, true} {
 			for _, beta := range []float32{0, 1} {
 				name := fmt.Sprintf("m=%d n=%d k=%d transB=%v beta=%v", c.m, c.n, c.k, transB, beta)
@@ -99,7 +99,7 @@ func TestGemmTallTiles64(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				kernel := width64On() && c.n%width64 == 0 && c.k <= 256
+				kernel := width64On() && c.n >= width64 && c.k <= 256
 				if tallTiles64(c.n, c.k, a) != kernel {
 					t.Fatalf("%s: tallTiles64 says %v; want %v", name, !kernel, kernel)
 				}

@@ -17,14 +17,15 @@ const width64 = 64
 
 // gemmHeadN computes c = alpha · op(a) · b + beta · c for c [m, n] and b
 // untransposed [k, n], op(a) = a or aᵀ: one of attention's products whose
-// output is one head wide. A float32 product 64 wide runs on the 64-wide
-// kernel where the build and the CPU have it (the openblas build, AVX-512);
-// any other, on gemm. Either way it counts in GemmFLOPs and in a recording,
+// output is one head wide, or 64 columns of a wider product (gemmTiles64).
+// A float32 product at most 64 wide runs on the 64-wide kernel where the
+// build and the CPU have it (the openblas build, AVX-512), under 64 with
+// its last lanes masked; any other, on gemm. Either way it counts in GemmFLOPs and in a recording,
 // whose shape says which ran (GemmShape.Width64), so that a replay runs
 // the same code.
 func gemmHeadN[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	a32, ok := any(a).([]float32)
-	if n != width64 || !ok || !width64On() {
+	if n < 1 || n > width64 || !ok || !width64On() {
 		gemm(transA, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -36,11 +37,11 @@ func gemmHeadN[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b []
 	gemmFLOPs.Add(s.FLOPs())
 	if r := gemmRecording.Load(); r != nil {
 		call := r.enterBLAS(s, 1)
-		gemmWidth64Kernel32(transA, m, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+		gemmWidth64Kernel32(transA, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
 		r.leaveBLAS(call)
 		return
 	}
-	gemmWidth64Kernel32(transA, m, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+	gemmWidth64Kernel32(transA, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
 }
 
 // shapeProduct runs one product of shape s without counting it: on the
@@ -49,7 +50,7 @@ func gemmHeadN[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b []
 func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
 	if s.Width64 && width64On() {
 		if a32, ok := any(a).([]float32); ok {
-			gemmWidth64Kernel32(s.TransA, s.M, s.K, float32(alpha), a32, s.LDA, any(b).([]float32), s.LDB, float32(beta), any(c).([]float32), s.LDC)
+			gemmWidth64Kernel32(s.TransA, s.M, s.N, s.K, float32(alpha), a32, s.LDA, any(b).([]float32), s.LDB, float32(beta), any(c).([]float32), s.LDC)
 			return
 		}
 	}
@@ -59,7 +60,7 @@ func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
 // gemmTiles64 computes c = alpha · a · b + beta · c, c [m, n] (ldc) and b
 // [k, n] (ldb): where the 64-wide kernel takes the tiles (float32, the
 // kernel on), as products 64 columns wide on gemmHeadN and the last n mod
-// 64 columns on gemm; else as one gemm, not tiles of it. It runs
+// 64 columns as one more, masked; else as one gemm, not tiles of it. It runs
 // attention's scores and dM = dy·vᵀ over a [d, t] copy of a head's keys or
 // values (gemmHeadT), which OpenBLAS ran at 175–200 GFLOP/s and the 64-wide
 // kernel, 64 keys at a time, at 219–256; and the packed products of
@@ -67,8 +68,8 @@ func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
 func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	j := 0
 	if _, f32 := any(a).([]float32); f32 && width64On() {
-		for ; j+width64 <= n; j += width64 {
-			gemmHeadN(false, m, width64, k, alpha, a, lda, b[j:], ldb, beta, c[j:], ldc)
+		for ; j < n; j += width64 {
+			gemmHeadN(false, m, min(width64, n-j), k, alpha, a, lda, b[j:], ldb, beta, c[j:], ldc)
 		}
 	}
 	if j < n {
@@ -77,16 +78,16 @@ func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int,
 }
 
 // gemmPackedN computes c = a · b + beta · c for a [m, k] and b [k, n],
-// untransposed: a block's product onto d_model columns, such as SwiGLU's
-// A·W2 and dH·W1ᵀ. Where OpenBLAS would run it on its packed kernels
-// (tallRowBlock 0: d_model 256) and n is a multiple of 64, it runs on the
-// 64-wide kernel 64 columns at a time (gemmTiles64), which packs nothing:
-// replayed with the weights out of L2, a 256-row block onto 256 columns
-// over 688 and 344 ran at 221 and 234 GFLOP/s, OpenBLAS at 203 and 203.
-// Elsewhere (the small kernels' blocks at d_model 64, float64, no
-// AVX-512), gemm.
+// untransposed: a block's product of an MLP, such as SwiGLU's X·W1, A·W2
+// and dH·W1ᵀ. Where OpenBLAS would run it on its packed kernels
+// (tallRowBlock 0: d_model 256) and n is at least 64, it runs on the
+// 64-wide kernel 64 columns at a time (gemmTiles64, the last tile masked),
+// which packs nothing: replayed with the weights out of L2, a 256-row
+// block onto 256 columns over 688 and 344 ran at 221 and 234 GFLOP/s,
+// OpenBLAS at 203 and 203. Elsewhere (the small kernels' blocks at d_model
+// 64, float64, no AVX-512), gemm.
 func gemmPackedN[T floats](m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if n%width64 == 0 && tallRowBlock(n, k) == 0 {
+	if n >= width64 && tallRowBlock(n, k) == 0 {
 		gemmTiles64(m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 		return
 	}

@@ -77,13 +77,94 @@ WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float 
 	}
 }
 
+// The same kernel for a width w under 64 (a product's last columns): NV
+// vectors of 16, the last one's lanes past w masked off in b's loads and
+// c's loads and stores. A value of c is the same sum, in the same order,
+// as the 64-wide kernel gives it.
+#define WM_WT_ROWS(MR, NV)                                                                         \
+	WM_W64_ATTR static inline __attribute__((always_inline)) void wm_wt_rows##MR##_##NV(           \
+	    int ta, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda, const float *b,           \
+	    ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc, __mmask16 last) {                       \
+		__m512 acc[MR][NV];                                                                         \
+		for (int r = 0; r < MR; r++)                                                                \
+			for (int j = 0; j < NV; j++) acc[r][j] = _mm512_setzero_ps();                           \
+		for (ptrdiff_t p = 0; p < k; p++) {                                                         \
+			const float *bp = b + p * ldb;                                                          \
+			__m512 bv[NV];                                                                          \
+			for (int j = 0; j < NV - 1; j++) bv[j] = _mm512_loadu_ps(bp + 16 * j);                  \
+			bv[NV - 1] = _mm512_maskz_loadu_ps(last, bp + 16 * (NV - 1));                           \
+			_Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                  \
+				__m512 x = _mm512_set1_ps(ta ? a[p * lda + r] : a[r * lda + p]);                    \
+				for (int j = 0; j < NV; j++) acc[r][j] = _mm512_fmadd_ps(x, bv[j], acc[r][j]);      \
+			}                                                                                       \
+		}                                                                                           \
+		__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                               \
+		for (int r = 0; r < MR; r++)                                                                \
+			for (int j = 0; j < NV; j++) {                                                          \
+				float *cp = c + r * ldc + 16 * j;                                                   \
+				__mmask16 mk = j == NV - 1 ? last : (__mmask16)0xFFFF;                              \
+				__m512 v = _mm512_mul_ps(va, acc[r][j]);                                            \
+				if (beta != 0) v = _mm512_add_ps(v, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(mk, cp))); \
+				_mm512_mask_storeu_ps(cp, mk, v);                                                   \
+			}                                                                                       \
+	}
+
+#define WM_WT_NV(NV)                                                                               \
+	WM_WT_ROWS(6, NV)                                                                              \
+	WM_WT_ROWS(5, NV)                                                                              \
+	WM_WT_ROWS(4, NV)                                                                              \
+	WM_WT_ROWS(3, NV)                                                                              \
+	WM_WT_ROWS(2, NV)                                                                              \
+	WM_WT_ROWS(1, NV)                                                                              \
+	WM_W64_ATTR static void wm_wt_##NV(int ta, ptrdiff_t m, ptrdiff_t k, float alpha, const float *a, \
+	                                   ptrdiff_t lda, const float *b, ptrdiff_t ldb, float beta,    \
+	                                   float *c, ptrdiff_t ldc, __mmask16 last) {                   \
+		ptrdiff_t i = 0;                                                                            \
+		for (; i + 6 <= m; i += 6)                                                                  \
+			wm_wt_rows6_##NV(ta, k, alpha, ta ? a + i : a + i * lda, lda, b, ldb, beta, c + i * ldc, ldc, last); \
+		const float *ai = ta ? a + i : a + i * lda;                                                 \
+		float *ci = c + i * ldc;                                                                    \
+		switch (m - i) {                                                                            \
+		case 5: wm_wt_rows5_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
+		case 4: wm_wt_rows4_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
+		case 3: wm_wt_rows3_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
+		case 2: wm_wt_rows2_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
+		case 1: wm_wt_rows1_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
+		}                                                                                           \
+	}
+
+WM_WT_NV(1)
+WM_WT_NV(2)
+WM_WT_NV(3)
+WM_WT_NV(4)
+
+// wm_gemm_width is c[i, 0:w] = alpha · Σ_p a(i, p) · b[p, 0:w] + beta ·
+// c[i, 0:w] for 0 < w <= 64: the 64-wide kernel at 64, else the masked one.
+WM_W64_ATTR static void wm_gemm_width(int ta, ptrdiff_t m, ptrdiff_t w, ptrdiff_t k, float alpha,
+                                      const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                                      float beta, float *c, ptrdiff_t ldc) {
+	if (w >= 64) {
+		wm_gemm_width64(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
+	int nv = (int)((w + 15) / 16);
+	__mmask16 last = (__mmask16)((1u << (w - 16 * (nv - 1))) - 1u);
+	if (w - 16 * (nv - 1) == 16) last = (__mmask16)0xFFFF;
+	switch (nv) {
+	case 1: wm_wt_1(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
+	case 2: wm_wt_2(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
+	case 3: wm_wt_3(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
+	case 4: wm_wt_4(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
+	}
+}
+
 static int wm_w64_cpu(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f");
 }
 #else
-static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda,
-                            const float *b, ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {}
+static void wm_gemm_width(int ta, ptrdiff_t m, ptrdiff_t w, ptrdiff_t k, float alpha, const float *a,
+                          ptrdiff_t lda, const float *b, ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {}
 static int wm_w64_cpu(void) { return 0; }
 #endif
 
@@ -109,11 +190,15 @@ var width64Enabled bool
 // width64On says whether gemmHeadN may run the 64-wide kernel.
 func width64On() bool { return width64Enabled }
 
-// gemmWidth64Kernel32 is c = alpha · op(a) · b + beta · c for c [m, 64],
-// on the C kernel (width64On must hold). With beta 0, c is not read.
-func gemmWidth64Kernel32(transA bool, m, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 {
+// gemmWidth64Kernel32 is c = alpha · op(a) · b + beta · c for c [m, n], n
+// at most 64 (under 64, the kernel with its last lanes masked), on the C
+// kernel (width64On must hold). With beta 0, c is not read.
+func gemmWidth64Kernel32(transA bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
 		return
+	}
+	if n < 0 || n > width64 {
+		panic("ops: the 64-wide kernel takes 1 to 64 columns")
 	}
 	// The last value each operand is read or written at, so that a short
 	// slice panics here rather than C going past it.
@@ -123,13 +208,13 @@ func gemmWidth64Kernel32(transA bool, m, k int, alpha float32, a []float32, lda 
 		} else {
 			_ = a[(m-1)*lda+k-1]
 		}
-		_ = b[(k-1)*ldb+width64-1]
+		_ = b[(k-1)*ldb+n-1]
 	}
-	_ = c[(m-1)*ldc+width64-1]
+	_ = c[(m-1)*ldc+n-1]
 	var ap, bp *C.float
 	if k > 0 {
 		ap, bp = f32p(a), f32p(b)
 	}
-	C.wm_gemm_width64(cbool(transA), C.ptrdiff_t(m), C.ptrdiff_t(k), C.float(alpha), ap, C.ptrdiff_t(lda),
+	C.wm_gemm_width(cbool(transA), C.ptrdiff_t(m), C.ptrdiff_t(n), C.ptrdiff_t(k), C.float(alpha), ap, C.ptrdiff_t(lda),
 		bp, C.ptrdiff_t(ldb), C.float(beta), f32p(c), C.ptrdiff_t(ldc))
 }

@@ -8,6 +8,6 @@ func width64Level(int) bool { return false }
 
 func width64On() bool { return false }
 
-func gemmWidth64Kernel32(bool, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+func gemmWidth64Kernel32(bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
 	panic("ops: the 64-wide kernel is not in the pure-Go build")
 }

@@ -10,8 +10,10 @@ import (
 // gemmHeadN agrees with a float64 sum for every remainder of the kernel's
 // six-row blocks, a transposed and an untransposed a, beta 0 (c poisoned
 // with NaN, which must not be read) and 1, padded leading dimensions and
-// an empty sum; and a row of c is the same bits whatever m it was computed
-// with, as the kernel's doc says.
+// an empty sum, at 64 columns and at widths under 64 (the masked kernel,
+// which leaves c's columns past n as they were); a row of c is the same
+// bits whatever m it was computed with, and a masked width's columns the
+// same bits as the 64-wide kernel's, as the kernel's doc says.
 func TestGemmHeadNMatchesSums(t *testing.T) {
 	if width64On() {
 		t.Log("the 64-wide kernel is on")
@@ -19,58 +21,78 @@ func TestGemmHeadNMatchesSums(t *testing.T) {
 		t.Log("the 64-wide kernel is off in this build or on this CPU: gemmHeadN runs gemm")
 	}
 	r := rand.New(rand.NewSource(64))
-	const n = width64
-	for _, transA := range []bool{false, true} {
-		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 37} {
-			for _, k := range []int{0, 1, 5, 64, 130} {
-				for _, beta := range []float32{0, 1} {
-					name := fmt.Sprintf("transA=%v m=%d k=%d beta=%v", transA, m, k, beta)
-					lda, ldb, ldc := k+3, n+5, n+7
-					arows := m
-					if transA {
-						lda, arows = m+2, k
-					}
-					a, b := normalFloat32s(r, max(arows, 1)*lda), normalFloat32s(r, max(k, 1)*ldb)
-					c0 := normalFloat32s(r, m*ldc)
-					c := append([]float32(nil), c0...)
-					if beta == 0 {
-						for i := range c {
-							c[i] = float32(math.NaN())
+	for _, n := range []int{width64, 63, 48, 33, 17, 16, 1} {
+		for _, transA := range []bool{false, true} {
+			for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 37} {
+				for _, k := range []int{0, 1, 5, 64, 130} {
+					for _, beta := range []float32{0, 1} {
+						name := fmt.Sprintf("n=%d transA=%v m=%d k=%d beta=%v", n, transA, m, k, beta)
+						lda, ldb, ldc := k+3, width64+5, width64+7
+						arows := m
+						if transA {
+							lda, arows = m+2, k
 						}
-					}
-					const alpha = 0.375
-					gemmHeadN(transA, m, n, k, float32(alpha), a, lda, b, ldb, beta, c, ldc)
-					for i := 0; i < m; i++ {
-						for j := 0; j < n; j++ {
-							var want, size float64
-							for p := 0; p < k; p++ {
-								var ai float32
-								if transA {
-									ai = a[p*lda+i]
-								} else {
-									ai = a[i*lda+p]
+						a, b := normalFloat32s(r, max(arows, 1)*lda), normalFloat32s(r, max(k, 1)*ldb)
+						c0 := normalFloat32s(r, m*ldc)
+						c := append([]float32(nil), c0...)
+						if beta == 0 {
+							for i := range c {
+								c[i] = float32(math.NaN())
+							}
+						}
+						const alpha = 0.375
+						before := append([]float32(nil), c...)
+						gemmHeadN(transA, m, n, k, float32(alpha), a, lda, b, ldb, beta, c, ldc)
+						for i := 0; i < m; i++ {
+							for j := n; j < ldc; j++ {
+								if math.Float32bits(c[i*ldc+j]) != math.Float32bits(before[i*ldc+j]) {
+									t.Fatalf("%s: c[%d,%d] past n changed: %v, was %v", name, i, j, c[i*ldc+j], before[i*ldc+j])
 								}
-								want += float64(ai) * float64(b[p*ldb+j])
-								size += math.Abs(float64(ai) * float64(b[p*ldb+j]))
 							}
-							want = alpha*want + float64(beta)*float64(c0[i*ldc+j])
-							size = alpha*size + math.Abs(float64(beta)*float64(c0[i*ldc+j]))
-							if got := float64(c[i*ldc+j]); math.Abs(got-want) > 4e-7*float64(k+2)*size+1e-30 || math.IsNaN(got) {
-								t.Fatalf("%s: c[%d,%d] = %v, want %v", name, i, j, got, want)
+							for j := 0; j < n; j++ {
+								var want, size float64
+								for p := 0; p < k; p++ {
+									var ai float32
+									if transA {
+										ai = a[p*lda+i]
+									} else {
+										ai = a[i*lda+p]
+									}
+									want += float64(ai) * float64(b[p*ldb+j])
+									size += math.Abs(float64(ai) * float64(b[p*ldb+j]))
+								}
+								want = alpha*want + float64(beta)*float64(c0[i*ldc+j])
+								size = alpha*size + math.Abs(float64(beta)*float64(c0[i*ldc+j]))
+								if got := float64(c[i*ldc+j]); math.Abs(got-want) > 4e-7*float64(k+2)*size+1e-30 || math.IsNaN(got) {
+									t.Fatalf("%s: c[%d,%d] = %v, want %v", name, i, j, got, want)
+								}
 							}
 						}
-					}
-					// each row alone: the same bits
-					for i := 0; i < m; i++ {
-						row := append([]float32(nil), c0[i*ldc:i*ldc+n]...)
-						ai := a[i:]
-						if !transA {
-							ai = a[i*lda:]
+						// each row alone: the same bits
+						for i := 0; i < m; i++ {
+							row := append([]float32(nil), c0[i*ldc:i*ldc+n]...)
+							ai := a[i:]
+							if !transA {
+								ai = a[i*lda:]
+							}
+							gemmHeadN(transA, 1, n, k, float32(alpha), ai, lda, b, ldb, beta, row, n)
+							for j := range row {
+								if row[j] != c[i*ldc+j] && width64On() {
+									t.Fatalf("%s: row %d alone gives c[%d] = %v, in the block %v", name, i, j, row[j], c[i*ldc+j])
+								}
+							}
 						}
-						gemmHeadN(transA, 1, n, k, float32(alpha), ai, lda, b, ldb, beta, row, n)
-						for j := range row {
-							if row[j] != c[i*ldc+j] && width64On() {
-								t.Fatalf("%s: row %d alone gives c[%d] = %v, in the block %v", name, i, j, row[j], c[i*ldc+j])
+						if n == width64 || !width64On() {
+							continue
+						}
+						// a masked width: the 64-wide kernel's bits on its columns
+						wide := append([]float32(nil), c0...)
+						gemmHeadN(transA, m, width64, k, float32(alpha), a, lda, b, ldb, beta, wide, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								if math.Float32bits(wide[i*ldc+j]) != math.Float32bits(c[i*ldc+j]) {
+									t.Fatalf("%s: c[%d,%d] = %v, the 64-wide kernel %v", name, i, j, c[i*ldc+j], wide[i*ldc+j])
+								}
 							}
 						}
 					}
@@ -107,12 +129,13 @@ func TestGemmHeadNRecorded(t *testing.T) {
 
 // gemmPackedN agrees with a float64 sum, beta 0 (c poisoned with NaN) and
 // 1, and takes the 64-wide kernel exactly where its doc says: float32,
-// the kernel on, n a multiple of 64 and a product OpenBLAS would pack
-// (d_model 256's 256 columns over 688; not d_model 64's 64 over 176, which
-// the small kernels take, nor 200 columns).
+// the kernel on, n at least 64 and a product OpenBLAS would pack (d_model
+// 256's 256 columns over 688, and 688 or 200 columns, the last tile
+// masked; not d_model 64's 64 over 176, which the small kernels take, nor
+// 36 columns).
 func TestGemmPackedNRoutes(t *testing.T) {
 	r := rand.New(rand.NewSource(65))
-	for _, c := range []struct{ m, n, k int }{{37, 256, 688}, {5, 64, 176}, {9, 200, 688}} {
+	for _, c := range []struct{ m, n, k int }{{37, 256, 688}, {5, 64, 176}, {9, 200, 688}, {13, 688, 256}, {11, 36, 688}} {
 		for _, beta := range []float32{0, 1} {
 			name := fmt.Sprintf("m=%d n=%d k=%d beta=%v", c.m, c.n, c.k, beta)
 			a, b, c0 := normalFloat32s(r, c.m*c.k), normalFloat32s(r, c.k*c.n), normalFloat32s(r, c.m*c.n)
@@ -129,7 +152,7 @@ func TestGemmPackedNRoutes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kernel := width64On() && c.n%width64 == 0 && tallRowBlock(c.n, c.k) == 0
+			kernel := width64On() && c.n >= width64 && tallRowBlock(c.n, c.k) == 0
 			for s := range rec.Shapes {
 				if s.Width64 != kernel {
 					t.Errorf("%s: recorded %+v; want the 64-wide kernel %v", name, s, kernel)

@@ -316,8 +316,8 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 			ba = f.A[r0*k.f:]
 		}
 		b1, b3, ba = b1[:rows*k.f], b3[:rows*k.f], ba[:rows*k.f]
-		gemmTallSerial(false, rows, k.f, k.d, f.X[r0*k.d:], k.d, w1, k.f, 0, b1, k.f)
-		gemmTallSerial(false, rows, k.f, k.d, f.X[r0*k.d:], k.d, w3, k.f, 0, b3, k.f)
+		gemmPackedN(rows, k.f, k.d, f.X[r0*k.d:], k.d, w1, k.f, 0, b1, k.f)
+		gemmPackedN(rows, k.f, k.d, f.X[r0*k.d:], k.d, w3, k.f, 0, b3, k.f)
 		gatedSiLU(ba, b3, b1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
 		gemmPackedN(rows, k.d, k.f, ba, k.f, w2, k.d, 0, f.Y[r0*k.d:], k.d)
 	}

@@ -239,8 +239,8 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 // into p1 and p3 ([m, f] each): the products the blocked forward runs for
 // a block.
 func swigluHiddenBlock[T floats](p1, p3, x, w1, w3 []T, r0, m int, k swigluKernel) {
-	gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w1, k.f, 0, p1, k.f)
-	gemm(false, false, m, k.f, k.d, 1, x[r0*k.d:], k.d, w3, k.f, 0, p3, k.f)
+	gemmPackedN(m, k.f, k.d, x[r0*k.d:], k.d, w1, k.f, 0, p1, k.f)
+	gemmPackedN(m, k.f, k.d, x[r0*k.d:], k.d, w3, k.f, 0, p3, k.f)
 }
 
 // swigluHidden writes H1 and H3 of all the rows with the forward's own
