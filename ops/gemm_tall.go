@@ -27,9 +27,7 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 			b, ldb = bt, n
 		}
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
-			for r := lo; r < hi; r += tallTileRows {
-				gemmTiles64(min(tallTileRows, hi-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
-			}
+			tallTiles(hi-lo, n, k, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
 		})
 		return
 	}
@@ -58,10 +56,12 @@ const tallTileRows = 256
 
 // tallTiles64 says whether a tall product that OpenBLAS would pack
 // (tallRowBlock 0) runs on the 64-wide kernel instead, by blocks of
-// tallTileRows rows and 64 columns (gemmTiles64), with a transposed b
-// copied once into [k, n]: float32 with the kernel on, n a multiple of 64
-// and k at most 256 (the products of a d_model-256 layer onto d_model
-// columns: attention's and SSD's projections, the CDMoE's). With its
+// tallTileRows rows and 64 columns (tallTiles), with a transposed b copied
+// once into [k, n]: float32 with the kernel on, n at least 64 (the last
+// tile masked) and k at most 256 (the products of a d_model-256 layer's
+// input: attention's and SSD's projections, the CDMoE's). (gemmTallSerial,
+// the routed experts' backward, stays on OpenBLAS: their dA = dY·W2ᵀ on
+// the kernel over a copy of W2ᵀ made a two-shard step 2.6% slower.) With its
 // operands out of cache, as in a step, the kernel ran [1024, 256]·[256,
 // 256] at 239 GFLOP/s where OpenBLAS ran 188, and dy·wᵀ over the copy at
 // 222 against 184; over depth 344 and 688 (a d_model-256 MLP's dx) it lost
@@ -71,6 +71,14 @@ const tallTileRows = 256
 func tallTiles64[T floats](n, k int, a []T) bool {
 	_, f32 := any(a).([]float32)
 	return f32 && width64On() && n >= width64 && k <= 256
+}
+
+// tallTiles computes c = a·b + beta·c, a [m, k] and b [k, n] untransposed,
+// on the 64-wide kernel by blocks of tallTileRows rows (gemmTiles64).
+func tallTiles[T floats](m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	for r := 0; r < m; r += tallTileRows {
+		gemmTiles64(min(tallTileRows, m-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
+	}
 }
 
 // gemmTallSerial is gemmTall on the calling goroutine, for callers that
