@@ -153,25 +153,32 @@ func checkGemmResult(t *testing.T, name string, got, c0 []float32, m, n, k, ldc 
 }
 
 // BenchmarkGemmTall times a d_model-64 linear layer's products over 2048
-// tokens (forward x·w, input gradient dy·wᵀ), and those of the narrow B, C
-// and dt projections at d_model 256 over 4096, whole and as gemmTall runs
-// them, with the operands out of cache as in a step (a 32 MiB array is
-// written between iterations, untimed).
+// tokens (forward x·w, input gradient dy·wᵀ), those of the narrow B, C
+// and dt projections at d_model 256 over 4096, and a d_model-256
+// projection's and MLP input's over 1024 (a shard's worker's rows), each
+// way gemmTall can run them: whole on OpenBLAS's packed kernels (whole),
+// in row blocks on its small-matrix kernels (blocked) and on the 64-wide
+// kernel (tiles, tallTiles64), with the operands out of cache as in a step
+// (a 32 MiB array is written between iterations, untimed).
 func BenchmarkGemmTall(b *testing.B) {
 	defer func(v bool) { blasSmallKernels = v }(blasSmallKernels)
-	small := blasSmallKernels
+	defer func(v bool) { width64Enabled = v }(width64Enabled)
+	small, kernel := blasSmallKernels, width64On()
 	evict := make([]float32, 8<<20)
 	for _, s := range []struct {
-		name    string
-		n, k    int
-		transB  bool
-		rows    int
-		blocked bool
-	}{{"x·w 64x176", 176, 64, false, 2048, false}, {"x·w 64x176", 176, 64, false, 2048, true},
-		{"dy·wᵀ 176x64", 64, 176, true, 2048, false}, {"dy·wᵀ 176x64", 64, 176, true, 2048, true},
-		{"x·w 64x64", 64, 64, false, 2048, false}, {"x·w 64x64", 64, 64, false, 2048, true},
-		{"x·w 256x36 (d256 B, C, dt)", 36, 256, false, 4096, false}, {"x·w 256x36 (d256 B, C, dt)", 36, 256, false, 4096, true},
-		{"dy·wᵀ 36x256", 256, 36, true, 4096, false}, {"dy·wᵀ 36x256", 256, 36, true, 4096, true}} {
+		name   string
+		n, k   int
+		transB bool
+		rows   int
+		ways   []string
+	}{{"x·w 64x176", 176, 64, false, 2048, []string{"whole", "blocked"}},
+		{"dy·wᵀ 176x64", 64, 176, true, 2048, []string{"whole", "blocked"}},
+		{"x·w 64x64", 64, 64, false, 2048, []string{"whole", "blocked", "tiles"}},
+		{"x·w 256x36 (d256 B, C, dt)", 36, 256, false, 4096, []string{"whole", "blocked"}},
+		{"dy·wᵀ 36x256", 256, 36, true, 4096, []string{"whole", "blocked", "tiles"}},
+		{"x·w 256x256 (d256 projection)", 256, 256, false, 1024, []string{"whole", "tiles"}},
+		{"dy·wᵀ 256x256", 256, 256, true, 1024, []string{"whole", "tiles"}},
+		{"x·w 256x688 (d256 MLP input)", 688, 256, false, 1024, []string{"whole", "tiles"}}} {
 		a := make([]float32, s.rows*s.k)
 		w := make([]float32, s.k*s.n)
 		c := make([]float32, s.rows*s.n)
@@ -185,20 +192,25 @@ func BenchmarkGemmTall(b *testing.B) {
 		if s.transB {
 			ldb = s.k
 		}
-		b.Run(fmt.Sprintf("%s/blocked=%v", s.name, s.blocked), func(b *testing.B) {
-			if s.blocked && !small {
-				b.Skip("this BLAS has no small-matrix kernels (ops.BLASCore)")
-			}
-			blasSmallKernels = s.blocked
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				for j := range evict {
-					evict[j]++
+		for _, way := range s.ways {
+			b.Run(fmt.Sprintf("%s/%s", s.name, way), func(b *testing.B) {
+				switch {
+				case way == "blocked" && !small:
+					b.Skip("this BLAS has no small-matrix kernels (ops.BLASCore)")
+				case way == "tiles" && !kernel:
+					b.Skip("the 64-wide kernel is off in this build or on this CPU")
 				}
-				b.StartTimer()
-				gemmTall(s.transB, s.rows, s.n, s.k, a, s.k, w, ldb, 0, c, s.n)
-			}
-			b.ReportMetric(2*float64(s.rows*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+				blasSmallKernels, width64Enabled = way == "blocked", way == "tiles"
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					for j := range evict {
+						evict[j]++
+					}
+					b.StartTimer()
+					gemmTall(s.transB, s.rows, s.n, s.k, a, s.k, w, ldb, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.rows*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

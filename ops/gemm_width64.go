@@ -17,13 +17,26 @@ const width64 = 64
 
 // gemmHeadN computes c = alpha · op(a) · b + beta · c for c [m, n] and b
 // untransposed [k, n], op(a) = a or aᵀ: one of attention's products whose
-// output is one head wide, or 64 columns of a wider product (gemmTiles64).
-// A float32 product at most 64 wide runs on the 64-wide kernel where the
-// build and the CPU have it (the openblas build, AVX-512), under 64 with
-// its last lanes masked; any other, on gemm. Either way it counts in GemmFLOPs and in a recording,
-// whose shape says which ran (GemmShape.Width64), so that a replay runs
-// the same code.
+// output is one head wide. A float32 product 64 wide runs on the 64-wide
+// kernel where the build and the CPU have it (the openblas build, AVX-512);
+// any other, on gemm. (Narrower heads, 16 at d_model 64, stay on
+// OpenBLAS's small kernels: on the masked kernel, one vector wide, (AM)4
+// d_model 64 trained 6% slower.)
 func gemmHeadN[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if n != width64 {
+		gemm(transA, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	gemmWidth64(transA, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmWidth64 computes c = alpha · op(a) · b + beta · c for c [m, n], n
+// from 1 to 64, and b untransposed [k, n]: a float32 product on the 64-wide
+// kernel where the build and the CPU have it, under 64 columns with its
+// last lanes masked; any other, on gemm. Either way it counts in GemmFLOPs
+// and in a recording, whose shape says which ran (GemmShape.Width64), so
+// that a replay runs the same code.
+func gemmWidth64[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	a32, ok := any(a).([]float32)
 	if n < 1 || n > width64 || !ok || !width64On() {
 		gemm(transA, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
@@ -59,8 +72,8 @@ func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
 
 // gemmTiles64 computes c = alpha · a · b + beta · c, c [m, n] (ldc) and b
 // [k, n] (ldb): where the 64-wide kernel takes the tiles (float32, the
-// kernel on), as products 64 columns wide on gemmHeadN and the last n mod
-// 64 columns as one more, masked; else as one gemm, not tiles of it. It runs
+// kernel on), as products 64 columns wide on gemmWidth64 and the last n
+// mod 64 columns as one more, masked; else as one gemm, not tiles of it. It runs
 // attention's scores and dM = dy·vᵀ over a [d, t] copy of a head's keys or
 // values (gemmHeadT), which OpenBLAS ran at 175–200 GFLOP/s and the 64-wide
 // kernel, 64 keys at a time, at 219–256; and the packed products of
@@ -69,7 +82,7 @@ func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int,
 	j := 0
 	if _, f32 := any(a).([]float32); f32 && width64On() {
 		for ; j < n; j += width64 {
-			gemmHeadN(false, m, min(width64, n-j), k, alpha, a, lda, b[j:], ldb, beta, c[j:], ldc)
+			gemmWidth64(false, m, min(width64, n-j), k, alpha, a, lda, b[j:], ldb, beta, c[j:], ldc)
 		}
 	}
 	if j < n {

@@ -7,18 +7,18 @@ import (
 	"testing"
 )
 
-// gemmHeadN agrees with a float64 sum for every remainder of the kernel's
+// gemmWidth64 agrees with a float64 sum for every remainder of the kernel's
 // six-row blocks, a transposed and an untransposed a, beta 0 (c poisoned
 // with NaN, which must not be read) and 1, padded leading dimensions and
 // an empty sum, at 64 columns and at widths under 64 (the masked kernel,
 // which leaves c's columns past n as they were); a row of c is the same
 // bits whatever m it was computed with, and a masked width's columns the
 // same bits as the 64-wide kernel's, as the kernel's doc says.
-func TestGemmHeadNMatchesSums(t *testing.T) {
+func TestGemmWidth64MatchesSums(t *testing.T) {
 	if width64On() {
 		t.Log("the 64-wide kernel is on")
 	} else {
-		t.Log("the 64-wide kernel is off in this build or on this CPU: gemmHeadN runs gemm")
+		t.Log("the 64-wide kernel is off in this build or on this CPU: gemmWidth64 runs gemm")
 	}
 	r := rand.New(rand.NewSource(64))
 	for _, n := range []int{width64, 63, 48, 33, 17, 16, 1} {
@@ -42,7 +42,7 @@ func TestGemmHeadNMatchesSums(t *testing.T) {
 						}
 						const alpha = 0.375
 						before := append([]float32(nil), c...)
-						gemmHeadN(transA, m, n, k, float32(alpha), a, lda, b, ldb, beta, c, ldc)
+						gemmWidth64(transA, m, n, k, float32(alpha), a, lda, b, ldb, beta, c, ldc)
 						for i := 0; i < m; i++ {
 							for j := n; j < ldc; j++ {
 								if math.Float32bits(c[i*ldc+j]) != math.Float32bits(before[i*ldc+j]) {
@@ -75,7 +75,7 @@ func TestGemmHeadNMatchesSums(t *testing.T) {
 							if !transA {
 								ai = a[i*lda:]
 							}
-							gemmHeadN(transA, 1, n, k, float32(alpha), ai, lda, b, ldb, beta, row, n)
+							gemmWidth64(transA, 1, n, k, float32(alpha), ai, lda, b, ldb, beta, row, n)
 							for j := range row {
 								if row[j] != c[i*ldc+j] && width64On() {
 									t.Fatalf("%s: row %d alone gives c[%d] = %v, in the block %v", name, i, j, row[j], c[i*ldc+j])
@@ -87,7 +87,7 @@ func TestGemmHeadNMatchesSums(t *testing.T) {
 						}
 						// a masked width: the 64-wide kernel's bits on its columns
 						wide := append([]float32(nil), c0...)
-						gemmHeadN(transA, m, width64, k, float32(alpha), a, lda, b, ldb, beta, wide, ldc)
+						gemmWidth64(transA, m, width64, k, float32(alpha), a, lda, b, ldb, beta, wide, ldc)
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
 								if math.Float32bits(wide[i*ldc+j]) != math.Float32bits(c[i*ldc+j]) {
@@ -97,6 +97,28 @@ func TestGemmHeadNMatchesSums(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// gemmHeadN runs only heads 64 wide on the kernel: a 16-wide head (d_model
+// 64's) is recorded as gemm, a 64-wide one as the kernel's where it is on.
+func TestGemmHeadNOnlyAt64(t *testing.T) {
+	r := rand.New(rand.NewSource(67))
+	for _, n := range []int{16, 48, width64} {
+		a, b, c := normalFloat32s(r, 12*32), normalFloat32s(r, 32*n), make([]float32, 12*n)
+		rec, err := RecordGemm(func() error {
+			gemmHeadN(false, 12, n, 32, 1, a, 32, b, n, 0, c, n)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := n == width64 && width64On()
+		for s := range rec.Shapes {
+			if s.Width64 != want {
+				t.Errorf("n=%d: recorded %+v; want the 64-wide kernel %v", n, s, want)
 			}
 		}
 	}
