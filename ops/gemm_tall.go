@@ -66,8 +66,8 @@ const tallTileRows = 256
 // 256] at 239 GFLOP/s where OpenBLAS ran 188, and dy·wᵀ over the copy at
 // 222 against 184; over depth 344 and 688 (a d_model-256 MLP's dx) it lost
 // (150–198 against 180–204), as the block of a and all of b no longer fit
-// in L2 together (docs/performance.md, "Linear layers' products onto 64
-// columns at a time").
+// in L2 together (docs/performance.md, "Projections and the MLP's inputs
+// on the 64-wide kernel").
 func tallTiles64[T floats](n, k int, a []T) bool {
 	_, f32 := any(a).([]float32)
 	return f32 && width64On() && n >= width64 && k <= 256

@@ -88,7 +88,7 @@ const (
 func benchAnalysis(rows []benchRow) string {
 	var b strings.Builder
 	b.WriteString("## Matrix-product ceiling\n\n")
-	b.WriteString("A step's matrix products (counted by ops.GemmFLOPs) at the rate this machine's BLAS reaches on a linear layer's products (ops.GemmRate at the row's thread count: the products split across the threads, or one product per thread at once as the shards run them, whichever is faster) take a fixed time; if everything else in the step took none, wm would run at the ceiling. Where the ceiling is below twice the peer, a 2× lead is out of reach on this machine whatever the rest of the step costs.\n\n")
+	b.WriteString("A step's matrix products (counted by ops.GemmFLOPs) at the rate this machine's BLAS reaches on a linear layer's products (ops.GemmRate at the row's thread count: the products split across the threads, on the BLAS or as a linear layer's op runs them, or one product per thread at once as the shards run them, whichever is fastest) take a fixed time; if everything else in the step took none, wm would run at the ceiling. Where the ceiling is below twice the peer, a 2× lead is out of reach on this machine whatever the rest of the step costs.\n\n")
 	b.WriteString(benchCeilingHeader + "\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rows {
