@@ -3,8 +3,8 @@
 package train
 
 // With the openblas build tag (cgo), the float32 AdamW update runs in C,
-// four values at a time with AVX2 where the CPU has it, one at a time
-// otherwise. In Go the update costs about 20 cycles per value (three
+// eight values at a time with AVX-512 where the CPU has it, four with AVX2,
+// one at a time otherwise. In Go the update costs about 20 cycles per value (three
 // divisions and a square root in float64, one value at a time); in C,
 // about 6 (BenchmarkAdamW). Within a step the update is bound by memory
 // (44 bytes per value), so the step gains a few percent, most in the
@@ -15,7 +15,14 @@ package train
 // rounded in both, so the C and Go updates agree to the bit
 // (TestAdamWKernelMatchesGo). The vector loop is written with intrinsics
 // because GCC vectorises sqrt only under -fno-math-errno, which cgo does
-// not accept.
+// not accept. Its three divisions and square root in float64 are most of
+// an update's work: the AVX-512 loop halves the instructions they take,
+// and BenchmarkAdamW ran 31% faster on two cores (39% on one) than the
+// AVX2 one on the Zen 5 (1.48 ms against 2.15 for 2.8M values: 82 GB/s of
+// the 44 bytes a value, near what the two cores' memory gives); in an
+// (SH)3 AH d_model 256 training step (10.3M parameters) the update is 3%
+// of the step. Both loops are the same operations on every lane, so every
+// variant gives the definition's bits.
 
 /*
 #cgo CFLAGS: -O2
@@ -70,20 +77,59 @@ __attribute__((target("avx2"))) static void wm_adamw_f32_avx2(float *w, const fl
 	wm_adamw_f32_any(w + j, g + j, m + j, v + j, n - j, s);
 }
 
-static int wm_adamw_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+// wm_adamw_f32_avx512 is wm_adamw_f32_avx2 on eight lanes; the last
+// n mod 8 values go to the AVX2 loop.
+__attribute__((target("avx512f,avx2"))) static void wm_adamw_f32_avx512(float *w, const float *g, double *m,
+                                                                       double *v, ptrdiff_t n, const double *s) {
+	const __m512d scale = _mm512_set1_pd(s[0]), b1 = _mm512_set1_pd(s[1]), b2 = _mm512_set1_pd(s[2]);
+	const __m512d ob1 = _mm512_set1_pd(1 - s[1]), ob2 = _mm512_set1_pd(1 - s[2]);
+	const __m512d lr = _mm512_set1_pd(s[3]), lrd = _mm512_set1_pd(s[3] * s[4]);
+	const __m512d c1 = _mm512_set1_pd(s[5]), c2 = _mm512_set1_pd(s[6]), eps = _mm512_set1_pd(s[7]);
+	ptrdiff_t j = 0;
+	for (; j + 8 <= n; j += 8) {
+		__m512d gj = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(g + j)), scale);
+		__m512d mj = _mm512_add_pd(_mm512_mul_pd(b1, _mm512_loadu_pd(m + j)), _mm512_mul_pd(ob1, gj));
+		__m512d vj = _mm512_add_pd(_mm512_mul_pd(b2, _mm512_loadu_pd(v + j)),
+		                           _mm512_mul_pd(_mm512_mul_pd(ob2, gj), gj));
+		_mm512_storeu_pd(m + j, mj);
+		_mm512_storeu_pd(v + j, vj);
+		__m512d wj = _mm512_cvtps_pd(_mm256_loadu_ps(w + j));
+		wj = _mm512_sub_pd(wj, _mm512_mul_pd(lrd, wj));
+		__m512d den = _mm512_add_pd(_mm512_sqrt_pd(_mm512_div_pd(vj, c2)), eps);
+		__m512d step = _mm512_div_pd(_mm512_mul_pd(lr, _mm512_div_pd(mj, c1)), den);
+		_mm256_storeu_ps(w + j, _mm512_cvtpd_ps(_mm512_sub_pd(wj, step)));
+	}
+	wm_adamw_f32_avx2(w + j, g + j, m + j, v + j, n - j, s);
+}
+
+// wm_adamw_level is the widest loop this CPU runs: 2 AVX-512, 1 AVX2, 0
+// none.
+static int wm_adamw_level(void) {
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2")) return 2;
+	return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
 #else
 static void wm_adamw_f32_avx2(float *w, const float *g, double *m, double *v, ptrdiff_t n, const double *s) {
 	wm_adamw_f32_any(w, g, m, v, n, s);
 }
-static int wm_adamw_has_avx2(void) { return 0; }
+static void wm_adamw_f32_avx512(float *w, const float *g, double *m, double *v, ptrdiff_t n, const double *s) {
+	wm_adamw_f32_any(w, g, m, v, n, s);
+}
+static int wm_adamw_level(void) { return 0; }
 #endif
 */
 import "C"
 
 import "unsafe"
 
-// adamwAVX2 says whether this CPU runs the AVX2 build of the kernel.
-var adamwAVX2 = C.wm_adamw_has_avx2() != 0
+// adamwLevel is the widest loop of the kernel this CPU runs: 2 for
+// AVX-512 (eight values at a time), 1 for AVX2 (four), 0 for one at a
+// time. Tests lower it to hold each loop to the definition.
+var adamwLevel = int(C.wm_adamw_level())
+
+// adamwAVX2 says whether this CPU has AVX2 (the combine loops' switch).
+var adamwAVX2 = adamwLevel >= 1
 
 // adamw32 is adamwGo on float32 in C (see the file comment).
 func adamw32(w, g []float32, m, v []float64, s adamwStep) {
@@ -95,9 +141,12 @@ func adamw32(w, g []float32, m, v []float64, s adamwStep) {
 	wp, gp := (*C.float)(unsafe.Pointer(&w[0])), (*C.float)(unsafe.Pointer(&g[0]))
 	mp, vp := (*C.double)(unsafe.Pointer(&m[0])), (*C.double)(unsafe.Pointer(&v[0]))
 	hp := (*C.double)(unsafe.Pointer(&hyper[0]))
-	if adamwAVX2 {
+	switch adamwLevel {
+	case 2:
+		C.wm_adamw_f32_avx512(wp, gp, mp, vp, C.ptrdiff_t(len(w)), hp)
+	case 1:
 		C.wm_adamw_f32_avx2(wp, gp, mp, vp, C.ptrdiff_t(len(w)), hp)
-	} else {
+	default:
 		C.wm_adamw_f32_any(wp, gp, mp, vp, C.ptrdiff_t(len(w)), hp)
 	}
 }
