@@ -54,53 +54,35 @@ static void wm_adamw_f32_any(float *w, const float *g, double *m, double *v, ptr
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
-__attribute__((target("avx2"))) static void wm_adamw_f32_avx2(float *w, const float *g, double *m, double *v,
-                                                              ptrdiff_t n, const double *s) {
-	const __m256d scale = _mm256_set1_pd(s[0]), b1 = _mm256_set1_pd(s[1]), b2 = _mm256_set1_pd(s[2]);
-	const __m256d ob1 = _mm256_set1_pd(1 - s[1]), ob2 = _mm256_set1_pd(1 - s[2]);
-	const __m256d lr = _mm256_set1_pd(s[3]), lrd = _mm256_set1_pd(s[3] * s[4]);
-	const __m256d c1 = _mm256_set1_pd(s[5]), c2 = _mm256_set1_pd(s[6]), eps = _mm256_set1_pd(s[7]);
-	ptrdiff_t j = 0;
-	for (; j + 4 <= n; j += 4) {
-		__m256d gj = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(g + j)), scale);
-		__m256d mj = _mm256_add_pd(_mm256_mul_pd(b1, _mm256_loadu_pd(m + j)), _mm256_mul_pd(ob1, gj));
-		__m256d vj = _mm256_add_pd(_mm256_mul_pd(b2, _mm256_loadu_pd(v + j)),
-		                           _mm256_mul_pd(_mm256_mul_pd(ob2, gj), gj));
-		_mm256_storeu_pd(m + j, mj);
-		_mm256_storeu_pd(v + j, vj);
-		__m256d wj = _mm256_cvtps_pd(_mm_loadu_ps(w + j));
-		wj = _mm256_sub_pd(wj, _mm256_mul_pd(lrd, wj));
-		__m256d den = _mm256_add_pd(_mm256_sqrt_pd(_mm256_div_pd(vj, c2)), eps);
-		__m256d step = _mm256_div_pd(_mm256_mul_pd(lr, _mm256_div_pd(mj, c1)), den);
-		_mm_storeu_ps(w + j, _mm256_cvtpd_ps(_mm256_sub_pd(wj, step)));
+// WM_ADAMW_LOOP defines NAME, wm_adamw_one on LANES lanes at a time: V is
+// the double vector type, F its intrinsics' prefix and H the prefix of the
+// float vector of LANES values (half as wide); the last n mod LANES values
+// go to REST. Written once, so that every width does the same operations.
+#define WM_ADAMW_LOOP(NAME, ATTR, LANES, V, F, H, REST)                                                  \
+	ATTR static void NAME(float *w, const float *g, double *m, double *v, ptrdiff_t n, const double *s) { \
+		const V scale = F##_set1_pd(s[0]), b1 = F##_set1_pd(s[1]), b2 = F##_set1_pd(s[2]);               \
+		const V ob1 = F##_set1_pd(1 - s[1]), ob2 = F##_set1_pd(1 - s[2]);                                 \
+		const V lr = F##_set1_pd(s[3]), lrd = F##_set1_pd(s[3] * s[4]);                                   \
+		const V c1 = F##_set1_pd(s[5]), c2 = F##_set1_pd(s[6]), eps = F##_set1_pd(s[7]);                  \
+		ptrdiff_t j = 0;                                                                                  \
+		for (; j + LANES <= n; j += LANES) {                                                              \
+			V gj = F##_mul_pd(F##_cvtps_pd(H##_loadu_ps(g + j)), scale);                                  \
+			V mj = F##_add_pd(F##_mul_pd(b1, F##_loadu_pd(m + j)), F##_mul_pd(ob1, gj));                  \
+			V vj = F##_add_pd(F##_mul_pd(b2, F##_loadu_pd(v + j)), F##_mul_pd(F##_mul_pd(ob2, gj), gj));  \
+			F##_storeu_pd(m + j, mj);                                                                     \
+			F##_storeu_pd(v + j, vj);                                                                     \
+			V wj = F##_cvtps_pd(H##_loadu_ps(w + j));                                                     \
+			wj = F##_sub_pd(wj, F##_mul_pd(lrd, wj));                                                     \
+			V den = F##_add_pd(F##_sqrt_pd(F##_div_pd(vj, c2)), eps);                                     \
+			V step = F##_div_pd(F##_mul_pd(lr, F##_div_pd(mj, c1)), den);                                 \
+			H##_storeu_ps(w + j, F##_cvtpd_ps(F##_sub_pd(wj, step)));                                     \
+		}                                                                                                 \
+		REST(w + j, g + j, m + j, v + j, n - j, s);                                                       \
 	}
-	wm_adamw_f32_any(w + j, g + j, m + j, v + j, n - j, s);
-}
 
-// wm_adamw_f32_avx512 is wm_adamw_f32_avx2 on eight lanes; the last
-// n mod 8 values go to the AVX2 loop.
-__attribute__((target("avx512f,avx2"))) static void wm_adamw_f32_avx512(float *w, const float *g, double *m,
-                                                                       double *v, ptrdiff_t n, const double *s) {
-	const __m512d scale = _mm512_set1_pd(s[0]), b1 = _mm512_set1_pd(s[1]), b2 = _mm512_set1_pd(s[2]);
-	const __m512d ob1 = _mm512_set1_pd(1 - s[1]), ob2 = _mm512_set1_pd(1 - s[2]);
-	const __m512d lr = _mm512_set1_pd(s[3]), lrd = _mm512_set1_pd(s[3] * s[4]);
-	const __m512d c1 = _mm512_set1_pd(s[5]), c2 = _mm512_set1_pd(s[6]), eps = _mm512_set1_pd(s[7]);
-	ptrdiff_t j = 0;
-	for (; j + 8 <= n; j += 8) {
-		__m512d gj = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(g + j)), scale);
-		__m512d mj = _mm512_add_pd(_mm512_mul_pd(b1, _mm512_loadu_pd(m + j)), _mm512_mul_pd(ob1, gj));
-		__m512d vj = _mm512_add_pd(_mm512_mul_pd(b2, _mm512_loadu_pd(v + j)),
-		                           _mm512_mul_pd(_mm512_mul_pd(ob2, gj), gj));
-		_mm512_storeu_pd(m + j, mj);
-		_mm512_storeu_pd(v + j, vj);
-		__m512d wj = _mm512_cvtps_pd(_mm256_loadu_ps(w + j));
-		wj = _mm512_sub_pd(wj, _mm512_mul_pd(lrd, wj));
-		__m512d den = _mm512_add_pd(_mm512_sqrt_pd(_mm512_div_pd(vj, c2)), eps);
-		__m512d step = _mm512_div_pd(_mm512_mul_pd(lr, _mm512_div_pd(mj, c1)), den);
-		_mm256_storeu_ps(w + j, _mm512_cvtpd_ps(_mm512_sub_pd(wj, step)));
-	}
-	wm_adamw_f32_avx2(w + j, g + j, m + j, v + j, n - j, s);
-}
+WM_ADAMW_LOOP(wm_adamw_f32_avx2, __attribute__((target("avx2"))), 4, __m256d, _mm256, _mm, wm_adamw_f32_any)
+WM_ADAMW_LOOP(wm_adamw_f32_avx512, __attribute__((target("avx512f,avx2"))), 8, __m512d, _mm512, _mm256,
+              wm_adamw_f32_avx2)
 
 // wm_adamw_level is the widest loop this CPU runs: 2 AVX-512, 1 AVX2, 0
 // none.
