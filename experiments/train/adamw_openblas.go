@@ -110,9 +110,6 @@ import "unsafe"
 // time. Tests lower it to hold each loop to the definition.
 var adamwLevel = int(C.wm_adamw_level())
 
-// adamwAVX2 says whether this CPU has AVX2 (the combine loops' switch).
-var adamwAVX2 = adamwLevel >= 1
-
 // adamw32 is adamwGo on float32 in C (see the file comment).
 func adamw32(w, g []float32, m, v []float64, s adamwStep) {
 	if len(w) == 0 {

@@ -76,9 +76,10 @@ import "C"
 
 import "unsafe"
 
-// combineAVX2 says whether this CPU runs the AVX2 loops (the same check as
-// AdamW's kernel); tests turn it off to check the portable ones.
-var combineAVX2 = adamwAVX2
+// combineAVX2 says whether this CPU runs the AVX2 loops (AdamW's kernel
+// has them at level 1 and above); tests turn it off to check the portable
+// ones.
+var combineAVX2 = adamwLevel >= 1
 
 func f32ptr(s []float32) *C.float { return (*C.float)(unsafe.Pointer(&s[0])) }
 
