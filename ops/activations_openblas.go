@@ -1019,14 +1019,16 @@ func init() { setKernelLevel(levelAVX512) }
 // setKernelLevel selects, for every C kernel of the package, the best
 // variant the CPU has up to level most, and returns the level in effect.
 // The activations, softmax rows and log-sum-exp parts have all three
-// variants; the others (SSD masks and rows, RMSNorm, RoPE, softmax
-// gradient, MoE rows, Add and Mul, the paper mask, CDMoE's experts) run their AVX2 one at both higher levels; CDMoE's
-// retrieval has an AVX-512 and an AVX2 variant and a portable one; the
+// variants; the others (SSD masks and rows, RoPE, softmax gradient, MoE
+// rows, Add and Mul, the paper mask, CDMoE's experts) run their AVX2 one at
+// both higher levels; CDMoE's retrieval and RMSNorm's forward have an
+// AVX-512 and an AVX2 variant and a portable one (RMSNorm's backward runs
+// its AVX2 one at AVX-512); the
 // 64-wide product kernel runs at AVX-512 only (below it, gemmHeadN goes to
 // the BLAS). Tests and benchmarks call it to cover the variants.
 func setKernelLevel(most int) int {
 	avx2 := most >= levelAVX2
-	rmsnormAVX2(avx2)
+	rmsnormLevel(most)
 	ssdRowsAVX2(avx2)
 	ssdBackRowsAVX2(avx2)
 	moeRowsAVX2(avx2)

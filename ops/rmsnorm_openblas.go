@@ -23,7 +23,6 @@ package ops
 #endif
 #include <math.h>
 #include <stddef.h>
-#include "wm_avx2_switch.h"
 
 // wm_rms_inv is invRMS: 1/sqrt(Σx²/d + eps) with Σ in four partial sums
 // (lane l takes x[j+l]; the tail goes to lane 0), added (s0+s1)+(s2+s3).
@@ -97,6 +96,21 @@ __attribute__((target("avx2"))) static void wm_rms_inv4_avx2(double inv[4], cons
 			__m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + r * d + j));
 			acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(v, v));
 		}
+	if (j == d) {
+		// No tail: the four rows' (s0+s1)+(s2+s3), the division by d, the
+		// eps, the square root and the reciprocal as four-wide vectors. These
+		// are the scalar epilogue's operations, each correctly rounded, so
+		// the bits are the same; one row at a time, the epilogue's chain of
+		// divisions and a square root was half of this function's time at
+		// d_model 64.
+		__m256d h01 = _mm256_hadd_pd(acc[0], acc[1]); // r0: s0+s1, r1: s0+s1, r0: s2+s3, r1: s2+s3
+		__m256d h23 = _mm256_hadd_pd(acc[2], acc[3]);
+		__m256d lo = _mm256_permute2f128_pd(h01, h23, 0x20); // s0+s1 of rows 0..3
+		__m256d hi = _mm256_permute2f128_pd(h01, h23, 0x31); // s2+s3 of rows 0..3
+		__m256d ms = _mm256_add_pd(_mm256_div_pd(_mm256_add_pd(lo, hi), _mm256_set1_pd((double)d)), _mm256_set1_pd(eps));
+		_mm256_storeu_pd(inv, _mm256_div_pd(_mm256_set1_pd(1), _mm256_sqrt_pd(ms)));
+		return;
+	}
 	for (int r = 0; r < 4; r++) {
 		const float *xr = x + r * d;
 		double s[4];
@@ -225,27 +239,103 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd_avx2(float *dx, const
 	}
 }
 
+#define WM_RMS512_ATTR __attribute__((target("avx512f,avx512dq,avx2")))
+
+// wm_rms_inv8_avx512 is wm_rms_inv_avx2 of the eight rows x, x+d, …, x+7d:
+// each register holds two rows' four partial sums (lanes 0–3 the first
+// row's, 4–7 the second's), so every lane adds the values and in the order
+// wm_rms_inv_avx2's lane does; the rows' tails, their (s0+s1)+(s2+s3) and
+// the eight 1/sqrt(Σ/d + eps) follow as there, the last as one vector of
+// correctly rounded operations, so the bits are the same.
+WM_RMS512_ATTR static void wm_rms_inv8_avx512(double inv[8], const float *x, ptrdiff_t d, double eps) {
+	__m512d acc[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4)
+		for (int q = 0; q < 4; q++) {
+			const float *xa = x + 2 * q * d + j;
+			__m256 pair = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(xa)), _mm_loadu_ps(xa + d), 1);
+			__m512d v = _mm512_cvtps_pd(pair);
+			acc[q] = _mm512_add_pd(acc[q], _mm512_mul_pd(v, v));
+		}
+	double s[8][4], t[8];
+	for (int q = 0; q < 4; q++) _mm512_storeu_pd(s[2 * q], acc[q]);
+	for (int r = 0; r < 8; r++) {
+		const float *xr = x + r * d;
+		for (ptrdiff_t k = j; k < d; k++) s[r][0] += (double)xr[k] * (double)xr[k];
+		t[r] = (s[r][0] + s[r][1]) + (s[r][2] + s[r][3]);
+	}
+	__m512d ms = _mm512_add_pd(_mm512_div_pd(_mm512_loadu_pd(t), _mm512_set1_pd((double)d)), _mm512_set1_pd(eps));
+	_mm512_storeu_pd(inv, _mm512_div_pd(_mm512_set1_pd(1), _mm512_sqrt_pd(ms)));
+}
+
+// wm_rmsnorm_fwd_row_avx512 is wm_rmsnorm_fwd_row_avx2 eight values at a
+// time (the same operations on each value).
+WM_RMS512_ATTR static void wm_rmsnorm_fwd_row_avx512(float *y, const float *x, const float *w, ptrdiff_t d,
+                                                     double inv) {
+	__m512d vi = _mm512_set1_pd(inv);
+	ptrdiff_t j = 0;
+	for (; j + 8 <= d; j += 8) {
+		__m256 xn = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + j)), vi));
+		_mm256_storeu_ps(y + j, _mm256_mul_ps(xn, _mm256_loadu_ps(w + j)));
+	}
+	for (; j < d; j++) y[j] = (float)((double)x[j] * inv) * w[j];
+}
+
+// wm_rmsnorm_fwd_avx512 runs the rows eight at a time (wm_rms_inv8_avx512),
+// the rest as wm_rmsnorm_fwd_avx2 does.
+WM_RMS512_ATTR static void wm_rmsnorm_fwd_avx512(float *y, const float *x, const float *w, ptrdiff_t rows,
+                                                 ptrdiff_t d, double eps) {
+	ptrdiff_t r = 0;
+	for (; r + 8 <= rows; r += 8, x += 8 * d, y += 8 * d) {
+		double inv[8];
+		wm_rms_inv8_avx512(inv, x, d, eps);
+		for (int k = 0; k < 8; k++) wm_rmsnorm_fwd_row_avx512(y + k * d, x + k * d, w, d, inv[k]);
+	}
+	wm_rmsnorm_fwd_avx2(y, x, w, rows - r, d, eps);
+}
+
+static int wm_rms_best_level(void) {
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
+	return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
 #else
+#define wm_rmsnorm_fwd_avx512 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_fwd_avx2 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_bwd_avx2 wm_rmsnorm_bwd_any
+static int wm_rms_best_level(void) { return 0; }
 #endif
 
-WM_AVX2_SWITCH(wm_rms, 0)
+// wm_rms_level is the variant the kernels run: 2 AVX-512 (the forward; the
+// backward runs its AVX2 one), 1 AVX2, 0 portable.
+static int wm_rms_level = 0;
+
+// wm_rms_set_level selects the best variant the CPU has up to most and
+// returns the level chosen.
+static int wm_rms_set_level(int most) {
+	int l = wm_rms_best_level();
+	wm_rms_level = l < most ? l : most;
+	return wm_rms_level;
+}
+
 static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps) {
-	if (wm_rms_avx2) wm_rmsnorm_fwd_avx2(y, x, w, rows, d, eps); else wm_rmsnorm_fwd_any(y, x, w, rows, d, eps);
+	if (wm_rms_level >= 2) wm_rmsnorm_fwd_avx512(y, x, w, rows, d, eps);
+	else if (wm_rms_level == 1) wm_rmsnorm_fwd_avx2(y, x, w, rows, d, eps);
+	else wm_rmsnorm_fwd_any(y, x, w, rows, d, eps);
 }
 static void wm_rmsnorm_bwd(float *dx, const float *g, const float *x, const float *w, double *dw, ptrdiff_t rows,
                            ptrdiff_t d, double eps) {
-	if (wm_rms_avx2) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps);
+	if (wm_rms_level >= 1) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps);
 	else wm_rmsnorm_bwd_any(dx, g, x, w, dw, rows, d, eps);
 }
 */
 import "C"
 
-// rmsnormAVX2 selects the AVX2 variant of the RMSNorm kernels (where the CPU has it) or
-// the portable one, and says which is in use; setKernelLevel calls it.
-func rmsnormAVX2(on bool) bool {
-	return C.wm_rms_set_avx2(cbool(on)) != 0
+// rmsnormLevel selects the best variant of the RMSNorm kernels the CPU has
+// up to the kernel level most (levelAVX512: the forward on AVX-512, the
+// backward on AVX2) and returns the level chosen; setKernelLevel calls it.
+func rmsnormLevel(most int) int {
+	return int(C.wm_rms_set_level(C.int(most)))
 }
 
 // rmsnormForwardRows32 is rmsnormForwardRows on float32 rows, in C.

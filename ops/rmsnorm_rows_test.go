@@ -9,12 +9,14 @@ import (
 
 // RMSNorm's float32 rows in this build (C under the openblas tag) equal the
 // Go definition (rmsnormForwardRows, rmsnormBackwardRows) to the bit: widths
-// that leave a tail after the four-wide loops, with dx and without, over
-// rows of very different scales, and dw accumulated over several calls.
+// that leave a tail after the four- and eight-wide loops, with dx and
+// without, over rows of very different scales, and dw accumulated over
+// several calls. With the openblas tag, TestRMSNormRowsEveryLevel runs this
+// on each kernel variant the CPU has.
 func TestRMSNormRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
-	for _, d := range []int{1, 3, 4, 7, 64, 257} {
-		const rows = 67 // blocks of four rows and a tail of three
+	for _, d := range []int{1, 3, 4, 7, 8, 12, 64, 257} { // 12: four-wide rows, not a power of two
+		const rows = 67 // blocks of eight and four rows, and a tail of three
 		x, g, w := make([]float32, rows*d), make([]float32, rows*d), make([]float32, d)
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/d%5-2)))
