@@ -29,6 +29,7 @@ package ops
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include "wm_avx2_switch.h"
 
 // wm_choice is ops.expertChoice: e, ix, iy as Go ints (int64 on the
 // 64-bit platforms this file is built for) and s as a float64.
@@ -218,16 +219,9 @@ WM_RETRIEVE_BLOCK(_avx2, WM_R256_ATTR, 8, __m256, __m256i, __m256, WM_R256_ROWOF
                   _mm256_set1_epi32, _mm256_add_ps, WM_R256_GT, WM_R256_UNORD, WM_R256_INF, WM_R256_BLEND,
                   WM_R256_BLENDI, _mm256_setzero_ps(), _mm256_or_ps, WM_R256_BITS, _mm256_storeu_ps, WM_R256_STOREI)
 
-static int wm_retrieve_best_level(void) {
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-	return 0;
-}
 #else
 #define wm_retrieve_block_avx512 NULL
 #define wm_retrieve_block_avx2 NULL
-static int wm_retrieve_best_level(void) { return 0; }
 #endif
 
 static wm_retrieve_block_fn wm_retrieve_block = NULL;
@@ -236,7 +230,7 @@ static int wm_retrieve_lanes = 1;
 // wm_retrieve_set_level selects the block search of the best level the CPU
 // has up to most (2 AVX-512, 1 AVX2, 0 none) and returns the level chosen.
 static int wm_retrieve_set_level(int most) {
-	int l = wm_retrieve_best_level();
+	int l = wm_cpu_level(1);
 	if (l > most) l = most;
 	wm_retrieve_block = l == 2 ? wm_retrieve_block_avx512 : l == 1 ? wm_retrieve_block_avx2 : NULL;
 	wm_retrieve_lanes = l == 2 ? 16 : l == 1 ? 8 : 1;

@@ -23,6 +23,7 @@ package ops
 #endif
 #include <math.h>
 #include <stddef.h>
+#include "wm_avx2_switch.h"
 
 // wm_rms_inv is invRMS: 1/sqrt(Σx²/d + eps) with Σ in four partial sums
 // (lane l takes x[j+l]; the tail goes to lane 0), added (s0+s1)+(s2+s3).
@@ -294,16 +295,10 @@ WM_RMS512_ATTR static void wm_rmsnorm_fwd_avx512(float *y, const float *x, const
 	wm_rmsnorm_fwd_avx2(y, x, w, rows - r, d, eps);
 }
 
-static int wm_rms_best_level(void) {
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
-	return __builtin_cpu_supports("avx2") ? 1 : 0;
-}
 #else
 #define wm_rmsnorm_fwd_avx512 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_fwd_avx2 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_bwd_avx2 wm_rmsnorm_bwd_any
-static int wm_rms_best_level(void) { return 0; }
 #endif
 
 // wm_rms_level is the variant the kernels run: 2 AVX-512 (the forward; the
@@ -313,7 +308,7 @@ static int wm_rms_level = 0;
 // wm_rms_set_level selects the best variant the CPU has up to most and
 // returns the level chosen.
 static int wm_rms_set_level(int most) {
-	int l = wm_rms_best_level();
+	int l = wm_cpu_level(0);
 	wm_rms_level = l < most ? l : most;
 	return wm_rms_level;
 }

@@ -1,7 +1,7 @@
-// The AVX2 switch of a cgo file's kernels: cgo compiles each file's preamble
-// on its own, so every file with AVX2 variants keeps a switch of its own,
-// which setKernelLevel sets through the file's Go function. Included at the
-// top of those preambles.
+// The AVX2 switch of a cgo file's kernels, and the CPU test of files with
+// three levels: cgo compiles each file's preamble on its own, so every file
+// with AVX2 variants keeps a switch of its own, which setKernelLevel sets
+// through the file's Go function. Included at the top of those preambles.
 #ifndef WM_AVX2_SWITCH_H
 #define WM_AVX2_SWITCH_H
 
@@ -11,8 +11,21 @@ static inline int wm_cpu_avx2(int fma) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && (!fma || __builtin_cpu_supports("fma"));
 }
+
+// wm_cpu_level is the best of a three-level file's variants the CPU runs:
+// 2 with AVX-512 (F and DQ), else 1 with AVX2 (and FMA, when fma is set),
+// else 0.
+static inline int wm_cpu_level(int fma) {
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
+	return wm_cpu_avx2(fma);
+}
 #else
 static inline int wm_cpu_avx2(int fma) {
+	(void)fma;
+	return 0;
+}
+static inline int wm_cpu_level(int fma) {
 	(void)fma;
 	return 0;
 }
