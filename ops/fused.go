@@ -52,7 +52,7 @@ func apply(k kernel, inputs ...*G.Node) (*G.Node, error) {
 			return nil, errors.Errorf("%s: input %d (%s) is %v, input 0 is %v", k.name(), i, n.Name(), n.Dtype(), dt)
 		}
 	}
-	out, err := G.ApplyOp(fusedOp{k: k, out: new(reusedBuffer)}, inputs...)
+	out, err := G.ApplyOp(fusedOp{k: k, out: new(reusedBuffer), calls: newOpCalls(k, len(inputs))}, inputs...)
 	return out, errors.Wrapf(err, "%s", k.name())
 }
 
@@ -72,10 +72,12 @@ func hashOf(w func(hash.Hash)) uint32 {
 }
 
 // fusedOp is the forward op of a kernel. out is the op's output buffer,
-// kept from one run of the graph to the next (see reusedBuffer).
+// kept from one run of the graph to the next (see reusedBuffer); calls
+// what its Do would otherwise allocate on every run (see opCalls).
 type fusedOp struct {
-	k   kernel
-	out *reusedBuffer
+	k     kernel
+	out   *reusedBuffer
+	calls *opCalls
 }
 
 func (op fusedOp) Arity() int { return len(op.k.inShapes()) }
@@ -108,15 +110,16 @@ func (op fusedOp) Do(vals ...G.Value) (G.Value, error) {
 			return valueOf(t.dryBuffer(vals[0].Dtype(), op.k.outShape().TotalSize()), op.k.outShape()), nil
 		}
 	}
-	in, dt, err := buffersOf(op.k, vals)
+	in, dt, err := buffersOf(op.k, vals, op.calls)
 	if err != nil {
 		return nil, err
 	}
-	out := op.out.get(dt, op.k.outShape().TotalSize(), !overwritesOutput(op.k))
+	shape := op.calls.kernelOutShape(op.k)
+	out := op.out.get(dt, shape.TotalSize(), !overwritesOutput(op.k))
 	if err := op.k.forward(in, out); err != nil {
 		return nil, errors.Wrapf(err, "%s forward", op.k.name())
 	}
-	return valueOf(out, op.k.outShape()), nil
+	return op.calls.output(out, shape), nil
 }
 
 func (op fusedOp) ReturnsPtr() bool     { return false }
@@ -156,7 +159,7 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	diff := op.k.diffWRT()
 	children := append(append(G.Nodes{}, inputs...), output, grad)
 	side := &sideGradients{}
-	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side}, children...)
+	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side, calls: newOpCalls(op.k, len(children))}, children...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
@@ -166,7 +169,7 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 		if !diff[i] {
 			continue
 		}
-		if res[i], err = G.ApplyOp(unpackOp{of: op.k.name(), index: i, offset: off, shape: s.Clone(), side: side}, packed); err != nil {
+		if res[i], err = G.ApplyOp(unpackOp{of: op.k.name(), index: i, offset: off, shape: s.Clone(), side: side, out: new(cachedDense)}, packed); err != nil {
 			return nil, errors.Wrapf(err, "%s backward: gradient of input %d", op.k.name(), i)
 		}
 		off += s.TotalSize()
@@ -188,11 +191,13 @@ func packedSize(k kernel) int {
 
 // fusedDiffOp computes every gradient of a kernel in one call, packed in a
 // vector that is kept from one run to the next (see reusedBuffer), except
-// the gradients a plan moved to buffers of their own (side).
+// the gradients a plan moved to buffers of their own (side). calls is what
+// its Do would otherwise allocate on every run (see opCalls).
 type fusedDiffOp struct {
 	k      kernel
 	packed *reusedBuffer
 	side   *sideGradients
+	calls  *opCalls
 }
 
 // sideGradients are the gradients of one fusedDiffOp that PlanBuffers moved
@@ -243,44 +248,47 @@ func (op fusedDiffOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
-	n := len(op.k.inShapes())
+	shapes := op.calls.kernelInShapes(op.k)
+	n := len(shapes)
 	if t := execTrace.Load(); t != nil {
 		t.record(op.packed)
 		if t.dry(op.packed) {
 			return valueOf(t.dryBuffer(vals[n].Dtype(), packedSize(op.k)), tensor.Shape{packedSize(op.k)}), nil
 		}
 	}
-	in, dt, err := buffersOf(op.k, vals[:n])
+	in, dt, err := buffersOf(op.k, vals[:n], op.calls)
 	if err != nil {
 		return nil, err
 	}
-	out, err := bufferOf(vals[n], dt)
+	out, err := op.calls.bufferOf(n, vals[n], dt)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward: forward output", op.k.name())
 	}
-	dOut, err := bufferOf(vals[n+1], dt)
+	dOut, err := op.calls.bufferOf(n+1, vals[n+1], dt)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward: upstream gradient", op.k.name())
 	}
 	zero := !overwritesGradients(op.k)
-	packed := op.packed.get(dt, packedSize(op.k), zero)
-	dIn := make([]any, n)
+	size := op.calls.packedSize(op.k)
+	packed := op.packed.get(dt, size, zero)
+	dIn := op.calls.gradients(n)
+	diff := op.calls.kernelDiffWRT(op.k)
 	off := 0
-	for i, s := range op.k.inShapes() {
-		if !op.k.diffWRT()[i] {
+	for i, s := range shapes {
+		if !diff[i] {
 			continue
 		}
 		if r := op.side.of(i); r != nil {
 			dIn[i] = r.get(dt, s.TotalSize(), zero)
 		} else {
-			dIn[i] = sliceBuffer(packed, off, off+s.TotalSize())
+			dIn[i] = op.calls.packedSlice(i, packed, off, off+s.TotalSize())
 		}
 		off += s.TotalSize()
 	}
 	if err := op.k.backward(in, out, dOut, dIn); err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
-	return valueOf(packed, tensor.Shape{packedSize(op.k)}), nil
+	return op.calls.packedOutput(packed, size), nil
 }
 
 func (op fusedDiffOp) ReturnsPtr() bool     { return false }
@@ -302,6 +310,7 @@ type unpackOp struct {
 	offset int
 	shape  tensor.Shape
 	side   *sideGradients
+	out    *cachedDense
 }
 
 func (op unpackOp) Arity() int { return 1 }
@@ -316,17 +325,18 @@ func (op unpackOp) Do(vals ...G.Value) (G.Value, error) {
 		if r.buf == nil {
 			return nil, errors.Errorf("%s gradient %d: read before the backward op wrote it", op.of, op.index)
 		}
-		return valueOf(r.buf, op.shape), nil
+		return op.out.of(r.buf, op.shape), nil
 	}
-	src := vals[0].Data()
 	n := op.shape.TotalSize()
-	switch s := src.(type) {
-	case []float32:
-		return valueOf(s[op.offset:op.offset+n:op.offset+n], op.shape), nil
-	case []float64:
-		return valueOf(s[op.offset:op.offset+n:op.offset+n], op.shape), nil
+	if d, ok := vals[0].(*tensor.Dense); ok && !d.IsScalar() {
+		switch d.Dtype() {
+		case tensor.Float32:
+			return cachedOf(op.out, d.Float32s()[op.offset:op.offset+n:op.offset+n], op.shape), nil
+		case tensor.Float64:
+			return cachedOf(op.out, d.Float64s()[op.offset:op.offset+n:op.offset+n], op.shape), nil
+		}
 	}
-	return nil, errors.Errorf("%s gradient %d: unsupported packed data %T", op.of, op.index, src)
+	return nil, errors.Errorf("%s gradient %d: unsupported packed value %T of %v", op.of, op.index, vals[0], vals[0].Dtype())
 }
 func (op unpackOp) ReturnsPtr() bool     { return false }
 func (op unpackOp) CallsExtern() bool    { return false }

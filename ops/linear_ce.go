@@ -313,8 +313,11 @@ func linearCERows[T floats](logits, dlogits, targets []T, scale float64, grads b
 // labelledRowGradient, so the same bits.
 func linearCERows32(logits, dlogits, targets []float32, scale float64, grads bool, v int) float64 {
 	rows := len(targets)
-	maxs, fs := make([]float32, rows), make([]float32, rows)
-	sums := make([]float64, rows)
+	maxs, fs := scratchUninit[float32](rows), scratch[float32](rows)
+	sums := scratchUninit[float64](rows)
+	defer releaseScratch(maxs)
+	defer releaseScratch(fs)
+	defer releaseScratch(sums)
 	lsePartsRows32(logits, dlogits, maxs, sums, rows, v)
 	var loss float64
 	for i := range rows {

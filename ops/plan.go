@@ -172,14 +172,24 @@ func planBuffers(run func() error, dry bool, keep G.Nodes, graphs []*G.ExprGraph
 }
 
 // unplan gives every fused op of g its own buffer again, and puts every
-// backward op's gradients back in its packed vector.
+// backward op's gradients back in its packed vector. The ops' caches
+// (opCalls) forget the buffers they refer to, so that the recorded run
+// does not keep the earlier plan's memory alive beside its own.
 func unplan(g *G.ExprGraph) {
 	for _, n := range g.AllNodes() {
 		if r := ownBuffer(n.Op()); r != nil {
 			r.shared = nil
 		}
-		if d, ok := n.Op().(fusedDiffOp); ok && d.side != nil {
-			d.side.by = nil
+		switch op := n.Op().(type) {
+		case fusedOp:
+			op.calls.forget()
+		case fusedDiffOp:
+			if op.side != nil {
+				op.side.by = nil
+			}
+			op.calls.forget()
+		case unpackOp:
+			op.out.forget()
 		}
 	}
 }

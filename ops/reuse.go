@@ -40,12 +40,12 @@ func (r *reusedBuffer) get(dt tensor.Dtype, n int, zero bool) any {
 	case []float32:
 		if dt == tensor.Float32 && len(b) == n {
 			reuseBuffer(b, zero)
-			return b
+			return r.buf // already in an interface: returning b would box it again
 		}
 	case []float64:
 		if dt == tensor.Float64 && len(b) == n {
 			reuseBuffer(b, zero)
-			return b
+			return r.buf // already in an interface: returning b would box it again
 		}
 	}
 	r.buf = newBuffer(dt, n)
@@ -161,12 +161,16 @@ func ReleaseBuffers(g *G.ExprGraph) {
 		switch op := n.Op().(type) {
 		case fusedOp:
 			op.out.drop()
+			op.calls.forget()
 			if r, ok := op.k.(savedReleaser); ok {
 				r.releaseSaved()
 			}
 		case fusedDiffOp:
 			op.packed.drop()
 			op.side.drop()
+			op.calls.forget()
+		case unpackOp:
+			op.out.forget()
 		}
 	}
 }

@@ -16,8 +16,29 @@ import (
 // call is done and must not be used after that.
 
 // scratchPools[0] holds []float32, [1] []float64; index c is the size
-// class, capacity 2^c.
+// class, capacity 2^c. A pool holds pointers to slice headers (a slice
+// put in an interface would be an allocation of its own); the headers
+// themselves go round through scratchHeaders, so that neither taking a
+// buffer nor handing it back allocates once the pools are warm.
 var scratchPools [2][48]sync.Pool
+
+// scratchHeaders[k] holds empty *[]T of scratchPools[k]'s element type:
+// the headers of buffers handed out, waiting for the next release.
+var scratchHeaders [2]sync.Pool
+
+// takeScratch is a buffer of size class c from its pool (its header goes
+// back to scratchHeaders), nil when the pool is empty.
+func takeScratch[T floats](c int) []T {
+	k := scratchKind[T]()
+	p, ok := scratchPools[k][c].Get().(*[]T)
+	if !ok {
+		return nil
+	}
+	s := *p
+	*p = nil
+	scratchHeaders[k].Put(p)
+	return s
+}
 
 func scratchKind[T floats]() int {
 	var z T
@@ -34,8 +55,8 @@ func scratch[T floats](n int) []T {
 		return nil
 	}
 	c := bits.Len(uint(n - 1))
-	if p, ok := scratchPools[scratchKind[T]()][c].Get().(*[]T); ok {
-		s := (*p)[:n]
+	if s := takeScratch[T](c); s != nil {
+		s = s[:n]
 		clear(s)
 		return s
 	}
@@ -50,15 +71,15 @@ func scratchUninit[T floats](n int) []T {
 		return nil
 	}
 	c := bits.Len(uint(n - 1))
-	s, ok := scratchPools[scratchKind[T]()][c].Get().(*[]T)
-	if !ok {
-		s = new([]T)
-		*s = make([]T, n, 1<<c)
+	s := takeScratch[T](c)
+	if s == nil {
+		s = make([]T, n, 1<<c)
 	}
+	s = s[:n]
 	if poisonUninitScratch {
-		poison((*s)[:n])
+		poison(s)
 	}
-	return (*s)[:n]
+	return s
 }
 
 // poisonUninitScratch fills scratchUninit's buffers with NaN, so that a
@@ -91,6 +112,11 @@ func releaseScratch[T floats](s []T) {
 	if c == 0 || c&(c-1) != 0 {
 		return // not from scratch
 	}
-	s = s[:c]
-	scratchPools[scratchKind[T]()][bits.Len(uint(c-1))].Put(&s)
+	k := scratchKind[T]()
+	p, ok := scratchHeaders[k].Get().(*[]T)
+	if !ok {
+		p = new([]T)
+	}
+	*p = s[:c]
+	scratchPools[k][bits.Len(uint(c-1))].Put(p)
 }

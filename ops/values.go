@@ -79,8 +79,10 @@ func bufferOf(v G.Value, dt tensor.Dtype) (any, error) {
 	return nil, errors.Errorf("unsupported value %T", v)
 }
 
-// buffersOf converts the inputs of a kernel and checks their shapes.
-func buffersOf(k kernel, vals []G.Value) ([]any, tensor.Dtype, error) {
+// buffersOf converts the inputs of a kernel and checks their shapes,
+// through the op's cache c (nil allocates afresh): the list it returns is
+// c's, rewritten on the op's next call.
+func buffersOf(k kernel, vals []G.Value, c *opCalls) ([]any, tensor.Dtype, error) {
 	if len(vals) == 0 {
 		return nil, tensor.Float64, errors.Errorf("%s: no inputs", k.name())
 	}
@@ -88,13 +90,13 @@ func buffersOf(k kernel, vals []G.Value) ([]any, tensor.Dtype, error) {
 	if dt != tensor.Float32 && dt != tensor.Float64 {
 		return nil, dt, errors.Errorf("%s: dtype %v is not supported (float32 or float64)", k.name(), dt)
 	}
-	want := k.inShapes()
-	in := make([]any, len(vals))
+	want := c.kernelInShapes(k)
+	in := c.inputs(len(vals))
 	for i, v := range vals {
 		if !v.Shape().Eq(want[i]) && !(v.Shape().IsScalar() && want[i].IsScalar()) {
 			return nil, dt, errors.Errorf("%s: input %d has shape %v, want %v", k.name(), i, v.Shape(), want[i])
 		}
-		b, err := bufferOf(v, dt)
+		b, err := c.bufferOf(i, v, dt)
 		if err != nil {
 			return nil, dt, errors.Wrapf(err, "%s: input %d", k.name(), i)
 		}
