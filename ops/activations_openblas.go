@@ -1021,9 +1021,8 @@ func init() { setKernelLevel(levelAVX512) }
 // The activations, softmax rows and log-sum-exp parts have all three
 // variants; the others (SSD masks and rows, RoPE, softmax gradient, MoE
 // rows, Add and Mul, the paper mask, CDMoE's experts) run their AVX2 one at
-// both higher levels; CDMoE's retrieval and RMSNorm's forward have an
-// AVX-512 and an AVX2 variant and a portable one (RMSNorm's backward runs
-// its AVX2 one at AVX-512); the
+// both higher levels; CDMoE's retrieval and RMSNorm (forward and backward) have
+// an AVX-512 and an AVX2 variant and a portable one; the
 // 64-wide product kernel runs at AVX-512 only (below it, gemmHeadN goes to
 // the BLAS). Tests and benchmarks call it to cover the variants.
 func setKernelLevel(most int) int {

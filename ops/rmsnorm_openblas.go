@@ -295,14 +295,92 @@ WM_RMS512_ATTR static void wm_rmsnorm_fwd_avx512(float *y, const float *x, const
 	wm_rmsnorm_fwd_avx2(y, x, w, rows - r, d, eps);
 }
 
+// wm_rmsnorm_dx_row_avx512 is wm_rmsnorm_dx_row_avx2 eight values at a
+// time (the same operations on each value).
+WM_RMS512_ATTR static void wm_rmsnorm_dx_row_avx512(float *dx, const float *g, const float *x, const float *w,
+                                                    ptrdiff_t d, double inv, double c) {
+	__m512d vi = _mm512_set1_pd(inv), vc = _mm512_set1_pd(c);
+	ptrdiff_t j = 0;
+	for (; j + 8 <= d; j += 8) {
+		__m512d gw = _mm512_mul_pd(_mm512_mul_pd(vi, _mm512_cvtps_pd(_mm256_loadu_ps(g + j))),
+		                           _mm512_cvtps_pd(_mm256_loadu_ps(w + j)));
+		__m512d xc = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + j)), vc);
+		_mm256_storeu_ps(dx + j, _mm512_cvtpd_ps(_mm512_sub_pd(gw, xc)));
+	}
+	for (; j < d; j++) dx[j] = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+}
+
+// wm_rms_pair512 loads four floats of row a and four of row b (at a + d)
+// as one register of eight doubles, row a's in lanes 0–3.
+WM_RMS512_ATTR static inline __m512d wm_rms_pair512(const float *a, ptrdiff_t d) {
+	return _mm512_cvtps_pd(_mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), _mm_loadu_ps(a + d), 1));
+}
+
+// wm_rmsnorm_bwd8_avx512 is wm_rmsnorm_bwd4_avx2 of eight rows: each
+// register holds two rows' four lanes (as in wm_rms_inv8_avx512), so each
+// row's partial sums of g·w·x take its values in the lanes and order of
+// wm_rmsnorm_bwd1_avx2; each four-wide block of dw is loaded once and
+// updated by the eight rows in row order, so every value is what the
+// row-by-row kernel gives.
+WM_RMS512_ATTR static void wm_rmsnorm_bwd8_avx512(float *dx, const float *g, const float *x, const float *w,
+                                                  double *dw, ptrdiff_t d, double eps) {
+	double inv[8], c[8];
+	wm_rms_inv8_avx512(inv, x, d, eps);
+	__m512d vi[4], acc[4];
+	for (int q = 0; q < 4; q++) {
+		vi[q] = _mm512_insertf64x4(_mm512_set1_pd(inv[2 * q]), _mm256_set1_pd(inv[2 * q + 1]), 1);
+		acc[q] = _mm512_setzero_pd();
+	}
+	ptrdiff_t j = 0;
+	for (; j + 4 <= d; j += 4) {
+		__m128 w4 = _mm_loadu_ps(w + j);
+		__m512d wj = _mm512_cvtps_pd(_mm256_insertf128_ps(_mm256_castps128_ps256(w4), w4, 1));
+		__m256d dwj = _mm256_loadu_pd(dw + j);
+		for (int q = 0; q < 4; q++) {
+			__m512d gj = wm_rms_pair512(g + 2 * q * d + j, d), xj = wm_rms_pair512(x + 2 * q * d + j, d);
+			acc[q] = _mm512_add_pd(acc[q], _mm512_mul_pd(_mm512_mul_pd(gj, wj), xj));
+			__m512d t = _mm512_mul_pd(_mm512_mul_pd(gj, xj), vi[q]);
+			dwj = _mm256_add_pd(dwj, _mm512_castpd512_pd256(t));    // row 2q
+			dwj = _mm256_add_pd(dwj, _mm512_extractf64x4_pd(t, 1)); // row 2q+1
+		}
+		_mm256_storeu_pd(dw + j, dwj);
+	}
+	double s[8][4];
+	for (int q = 0; q < 4; q++) _mm512_storeu_pd(s[2 * q], acc[q]);
+	for (int r = 0; r < 8; r++) {
+		const float *gr = g + r * d, *xr = x + r * d;
+		for (ptrdiff_t k = j; k < d; k++) {
+			double gk = (double)gr[k], xk = (double)xr[k];
+			s[r][0] += gk * (double)w[k] * xk;
+			dw[k] += gk * xk * inv[r];
+		}
+		c[r] = inv[r] * inv[r] * inv[r] * ((s[r][0] + s[r][1]) + (s[r][2] + s[r][3])) / (double)d;
+	}
+	if (dx != NULL)
+		for (int r = 0; r < 8; r++) wm_rmsnorm_dx_row_avx512(dx + r * d, g + r * d, x + r * d, w, d, inv[r], c[r]);
+}
+
+// wm_rmsnorm_bwd_avx512 runs the rows eight at a time
+// (wm_rmsnorm_bwd8_avx512), the rest as wm_rmsnorm_bwd_avx2 does.
+WM_RMS512_ATTR static void wm_rmsnorm_bwd_avx512(float *dx, const float *g, const float *x, const float *w,
+                                                 double *dw, ptrdiff_t rows, ptrdiff_t d, double eps) {
+	ptrdiff_t r = 0;
+	for (; r + 8 <= rows; r += 8, x += 8 * d, g += 8 * d) {
+		wm_rmsnorm_bwd8_avx512(dx, g, x, w, dw, d, eps);
+		if (dx != NULL) dx += 8 * d;
+	}
+	wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows - r, d, eps);
+}
+
 #else
+#define wm_rmsnorm_bwd_avx512 wm_rmsnorm_bwd_any
 #define wm_rmsnorm_fwd_avx512 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_fwd_avx2 wm_rmsnorm_fwd_any
 #define wm_rmsnorm_bwd_avx2 wm_rmsnorm_bwd_any
 #endif
 
-// wm_rms_level is the variant the kernels run: 2 AVX-512 (the forward; the
-// backward runs its AVX2 one), 1 AVX2, 0 portable.
+// wm_rms_level is the variant the kernels run: 2 AVX-512, 1 AVX2, 0
+// portable.
 static int wm_rms_level = 0;
 
 // wm_rms_set_level selects the best variant the CPU has up to most and
@@ -320,15 +398,17 @@ static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t r
 }
 static void wm_rmsnorm_bwd(float *dx, const float *g, const float *x, const float *w, double *dw, ptrdiff_t rows,
                            ptrdiff_t d, double eps) {
-	if (wm_rms_level >= 1) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps);
+	if (wm_rms_level >= 2) wm_rmsnorm_bwd_avx512(dx, g, x, w, dw, rows, d, eps);
+	else if (wm_rms_level == 1) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps);
 	else wm_rmsnorm_bwd_any(dx, g, x, w, dw, rows, d, eps);
 }
 */
 import "C"
 
 // rmsnormLevel selects the best variant of the RMSNorm kernels the CPU has
-// up to the kernel level most (levelAVX512: the forward on AVX-512, the
-// backward on AVX2) and returns the level chosen; setKernelLevel calls it.
+// up to the kernel level most (levelAVX512: eight rows at a time on
+// AVX-512, forward and backward) and returns the level chosen;
+// setKernelLevel calls it.
 func rmsnormLevel(most int) int {
 	return int(C.wm_rms_set_level(C.int(most)))
 }
