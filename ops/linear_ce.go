@@ -144,7 +144,12 @@ func (k linearCEKernel) checkTargets(targets []float64) (float64, error) {
 // releases them): the forward's work, which a backward without a save
 // repeats.
 func linearCERun[T floats](x, w, targets []T, grads bool, k linearCEKernel) (loss float64, dx, dw []T, err error) {
-	den, err := k.checkTargets(toF64(targets))
+	t64 := scratchUninit[float64](len(targets))
+	for i, t := range targets {
+		t64[i] = float64(t)
+	}
+	den, err := k.checkTargets(t64)
+	releaseScratch(t64)
 	if err != nil {
 		return 0, nil, nil, err
 	}

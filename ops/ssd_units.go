@@ -1,6 +1,9 @@
 package ops
 
-import "runtime"
+import (
+	"runtime"
+	"sync"
+)
 
 // The SSD scan's parallel loop: its units of heads, their scratch, and the
 // partial gradients of groups split across units. The scan itself is in
@@ -102,11 +105,16 @@ type ssdChunk[T floats] struct {
 
 // newSSDChunk takes the workspace of a unit of hb heads from the scratch
 // pools, the backward's buffers only for the backward; release hands it
-// back. Every buffer is written before it is read, so none is cleared (the
+// back (the struct to ssdChunkPools, its buffers to the scratch pools).
+// Every buffer is written before it is read, so none is cleared (the
 // package's tests fill scratchUninit's buffers with NaN to check that).
 func newSSDChunk[T floats](k ssdKernel, hb int, backward bool) *ssdChunk[T] {
 	ch, cc, wide := k.chunk, k.chunk*k.chunk, k.chunk*hb*k.p
-	c := &ssdChunk[T]{chunk: ch, p: k.p, hb: hb,
+	c, ok := ssdChunkPools[scratchKind[T]()].Get().(*ssdChunk[T])
+	if !ok {
+		c = new(ssdChunk[T])
+	}
+	*c = ssdChunk[T]{chunk: ch, p: k.p, hb: hb,
 		cum: scratchUninit[float64](hb * ch), r: scratchUninit[float64](hb * ch), e: scratchUninit[float64](hb * ch),
 		w: scratchUninit[float64](hb * ch), E: scratchUninit[float64](hb), segRow: scratchUninit[float64](ch),
 		Gm: scratchUninit[T](hb * cc),
@@ -132,7 +140,14 @@ func (c *ssdChunk[T]) release() {
 	for _, s := range [][]float64{c.cum, c.r, c.e, c.w, c.dcum, c.E, c.segRow, c.dots, c.iw} {
 		releaseScratch(s)
 	}
+	*c = ssdChunk[T]{}
+	ssdChunkPools[scratchKind[T]()].Put(c)
 }
+
+// ssdChunkPools hold released workspaces' headers (*ssdChunk[float32] in
+// [0], *ssdChunk[float64] in [1]), so that a step does not allocate one
+// per unit and chunk; their buffers go back to the scratch pools.
+var ssdChunkPools [2]sync.Pool
 
 // scalesOf writes the first L values of each head's block of the per-head
 // vector v into scale, as T (head j's at j·chunk), and returns scale: the
