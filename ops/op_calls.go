@@ -101,10 +101,7 @@ func (c *opCalls) inputs(n int) []any {
 	if c == nil {
 		return make([]any, n)
 	}
-	if len(c.in) != n {
-		c.in = make([]any, n)
-	}
-	return c.in
+	return clearedList(&c.in, n)
 }
 
 // gradients is a list of n cleared gradient buffers for a backward
@@ -113,11 +110,17 @@ func (c *opCalls) gradients(n int) []any {
 	if c == nil {
 		return make([]any, n)
 	}
-	if len(c.dIn) != n {
-		c.dIn = make([]any, n)
+	return clearedList(&c.dIn, n)
+}
+
+// clearedList is *l with n cleared elements, made anew only when its
+// length differs.
+func clearedList(l *[]any, n int) []any {
+	if len(*l) != n {
+		*l = make([]any, n)
 	}
-	clear(c.dIn)
-	return c.dIn
+	clear(*l)
+	return *l
 }
 
 // bufferOf is bufferOf of the i-th value the op reads, through that
