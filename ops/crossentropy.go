@@ -89,9 +89,10 @@ func target[T floats](targets []T, i, vocab int) (int, error) {
 	return c, nil
 }
 
-// labelled counts the tokens that are not ignored (the mean's denominator).
-func (k crossEntropyKernel) denominator(targets []float64) float64 {
-	if k.red == ReduceSum {
+// denominator is the reduction's divisor: 1 for a sum, for a mean the
+// count of tokens that are not ignored (at least 1).
+func denominator[T floats](red Reduction, targets []T) float64 {
+	if red == ReduceSum {
 		return 1
 	}
 	n := 0
@@ -101,14 +102,6 @@ func (k crossEntropyKernel) denominator(targets []float64) float64 {
 		}
 	}
 	return math.Max(float64(n), 1)
-}
-
-func toF64[T floats](x []T) []float64 {
-	r := make([]float64, len(x))
-	for i, v := range x {
-		r[i] = float64(v)
-	}
-	return r
 }
 
 // logSumExp is log Σ e^row, shifted by the row's maximum m. Float32 rows go
@@ -151,7 +144,7 @@ func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error 
 	for _, p := range parts {
 		total += p
 	}
-	y[0] = T(total / k.denominator(toF64(targets)))
+	y[0] = T(total / denominator(k.red, targets))
 	return nil
 }
 
@@ -159,7 +152,7 @@ func crossEntropyForward[T floats](y []T, in [][]T, k crossEntropyKernel) error 
 func crossEntropyBackward[T floats](dx []T, g T, in [][]T, k crossEntropyKernel) error {
 	logits, targets := in[0], in[1]
 	V := k.logits[k.logits.Dims()-1]
-	scale := float64(g) / k.denominator(toF64(targets))
+	scale := float64(g) / denominator(k.red, targets)
 	for i := range targets {
 		if _, err := target(targets, i, V); err != nil {
 			return err

@@ -130,13 +130,13 @@ func (k linearCEKernel) backward(in []any, out, dOut any, dIn []any) error {
 
 // checkTargets returns the reduction's denominator, or an error naming the
 // first target that is not a class index.
-func (k linearCEKernel) checkTargets(targets []float64) (float64, error) {
+func checkTargets[T floats](k linearCEKernel, targets []T) (float64, error) {
 	for i := range targets {
 		if _, err := target(targets, i, k.v); err != nil {
 			return 0, errors.Wrap(err, "linear_cross_entropy")
 		}
 	}
-	return crossEntropyKernel{red: k.red}.denominator(targets), nil
+	return denominator(k.red, targets), nil
 }
 
 // linearCERun checks the targets and returns the reduced loss and, when
@@ -144,12 +144,7 @@ func (k linearCEKernel) checkTargets(targets []float64) (float64, error) {
 // releases them): the forward's work, which a backward without a save
 // repeats.
 func linearCERun[T floats](x, w, targets []T, grads bool, k linearCEKernel) (loss float64, dx, dw []T, err error) {
-	t64 := scratchUninit[float64](len(targets))
-	for i, t := range targets {
-		t64[i] = float64(t)
-	}
-	den, err := k.checkTargets(t64)
-	releaseScratch(t64)
+	den, err := checkTargets(k, targets)
 	if err != nil {
 		return 0, nil, nil, err
 	}

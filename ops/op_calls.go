@@ -42,8 +42,9 @@ type opCalls struct {
 
 // newOpCalls is the cache of an op on kernel k that reads reads values.
 func newOpCalls(k kernel, reads int) *opCalls {
+	packed := packedSize(k)
 	return &opCalls{inShapes: k.inShapes(), outShape: k.outShape(), boxes: make([]boxedBuffer, reads),
-		diff: k.diffWRT(), packed: packedSize(k)}
+		diff: k.diffWRT(), packed: packed, packedShape: tensor.Shape{packed}}
 }
 
 // kernelDiffWRT is k's diffWRT, asked once.
@@ -146,9 +147,6 @@ func (c *opCalls) output(buf any, s tensor.Shape) G.Value {
 func (c *opCalls) packedOutput(packed any, size int) G.Value {
 	if c == nil {
 		return valueOf(packed, tensor.Shape{size})
-	}
-	if len(c.packedShape) != 1 || c.packedShape[0] != size {
-		c.packedShape = tensor.Shape{size}
 	}
 	return c.out.of(packed, c.packedShape)
 }
