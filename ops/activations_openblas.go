@@ -1029,7 +1029,7 @@ func setKernelLevel(most int) int {
 	avx2 := most >= levelAVX2
 	rmsnormLevel(most)
 	ssdRowsAVX2(avx2)
-	ssdBackRowsAVX2(avx2)
+	ssdBackRowsLevel(most)
 	moeRowsAVX2(avx2)
 	binaryAVX2(avx2)
 	ropeAVX2(avx2)

@@ -6,12 +6,16 @@ package ops
 // (ssd_backrows.go) run in C: each row's dot product in dot8's eight
 // float64 lanes, folded in dot8's order, and the scaled copy or update as
 // one float32 multiply (and add) per value with no fused multiply-add, so C
-// and Go agree to the bit (TestSSDBackRowsMatchGo, both variants). The AVX2
-// variant holds the eight lanes in two four-lane registers (wm_dot8.h, which
-// the softmax gradient uses too); its fused multiply-adds give the same sums
-// because a float32 product is exact in float64. Like the SSD's other row
-// kernels it runs at the AVX-512 level too: the rows are 16 to 64 values
-// long.
+// and Go agree to the bit (TestSSDBackRowsMatchGo; every variant in
+// TestSSDBackRowsEveryLevel). The AVX2 variant holds the eight lanes in two
+// four-lane registers (wm_dot8.h, which the softmax gradient uses too). The
+// AVX-512 one holds them in one register and scales sixteen values at a
+// time, for rows of a multiple of eight (others take the AVX2 loops). Their
+// fused multiply-adds give the same sums because a float32 product is exact
+// in float64. The rows are 16 to 64 values long (a head at d_model 64 or
+// 256): one to eight steps of the dot product's loop, so the conversions to
+// float64 and the products are most of a row's work, and AVX-512 halves
+// their instructions.
 
 /*
 // cgo joins the CFLAGS of all the package's files and the last -O wins:
@@ -64,25 +68,91 @@ __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 				for (; q < p; q++) cr[q] = sv * ar[q];
 		}
 }
+
+// wm_rows8_avx512 is wm_rows_dot_scale_any for rows of a multiple of
+// eight values: a row's eight lanes in one register, added in wm_fold8's
+// order (the register's halves added give (l0+l4, l1+l5, l2+l6, l3+l7), as
+// in wm_dot8_whole_avx2), after the row's scaled copy or update, sixteen
+// values at a time and then eight: each value one float32 product (and one
+// sum), as in the portable loops. The dot product reads the row before the
+// copy may overwrite it (c may be a). Inlined with p a constant, the loops
+// unroll: a row of 16 ran at 1.9 ns against the AVX2 variant's 4.0, and
+// 2.7 ns with p a variable.
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) static inline __attribute__((always_inline)) void
+wm_rows8_avx512(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+                const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb, const ptrdiff_t p, int add) {
+	for (ptrdiff_t j = 0; j < hb; j++)
+		for (ptrdiff_t i = 0; i < L; i++) {
+			const float *ar = a + i * lda + j * p, *br = b + i * ldb + j * p;
+			float *cr = c + i * ldc + j * p;
+			__m512d l = _mm512_setzero_pd();
+			for (ptrdiff_t q = 0; q < p; q += 8)
+				l = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(ar + q)), _mm512_cvtps_pd(_mm256_loadu_ps(br + q)), l);
+			const __m512 sv16 = _mm512_set1_ps(s[i * ssi + j * ssj]);
+			ptrdiff_t q = 0;
+			for (; q + 16 <= p; q += 16) {
+				__m512 v = _mm512_mul_ps(sv16, _mm512_loadu_ps(ar + q));
+				if (add) v = _mm512_add_ps(_mm512_loadu_ps(cr + q), v);
+				_mm512_storeu_ps(cr + q, v);
+			}
+			for (; q < p; q += 8) {
+				__m256 v = _mm256_mul_ps(_mm512_castps512_ps256(sv16), _mm256_loadu_ps(ar + q));
+				if (add) v = _mm256_add_ps(_mm256_loadu_ps(cr + q), v);
+				_mm256_storeu_ps(cr + q, v);
+			}
+			const __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));
+			const __m128d t = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+			dots[j * L + i] = _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
+		}
+}
+
+// wm_rows_dot_scale_avx512 runs rows of 16, 32 and 64 values (the SSD's
+// heads) and other multiples of eight on wm_rows8_avx512, and other widths
+// on the AVX2 variant.
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) static void wm_rows_dot_scale_avx512(
+	double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c, ptrdiff_t ldc,
+	const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, int add) {
+	switch (p) {
+	case 16: wm_rows8_avx512(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, 16, add); return;
+	case 32: wm_rows8_avx512(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, 32, add); return;
+	case 64: wm_rows8_avx512(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, 64, add); return;
+	}
+	if (p % 8 == 0) wm_rows8_avx512(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
+	else wm_rows_dot_scale_avx2(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
+}
 #else
 #define wm_rows_dot_scale_avx2 wm_rows_dot_scale_any
+#define wm_rows_dot_scale_avx512 wm_rows_dot_scale_any
 #endif
 
-WM_AVX2_SWITCH(wm_sbr, 1)
+// wm_sbr_level is the variant the kernel runs: 2 AVX-512, 1 AVX2, 0
+// portable.
+static int wm_sbr_level = 0;
+
+// wm_sbr_set_level selects the best variant the CPU has up to most and
+// returns the level chosen.
+static int wm_sbr_set_level(int most) {
+	int l = wm_cpu_level(1);
+	wm_sbr_level = l < most ? l : most;
+	return wm_sbr_level;
+}
+
 static void wm_rows_dot_scale(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
                               ptrdiff_t ldc, const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb,
                               ptrdiff_t p, int add) {
-	if (wm_sbr_avx2) wm_rows_dot_scale_avx2(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
+	if (wm_sbr_level >= 2) wm_rows_dot_scale_avx512(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
+	else if (wm_sbr_level == 1) wm_rows_dot_scale_avx2(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
 	else wm_rows_dot_scale_any(dots, a, lda, b, ldb, c, ldc, s, ssi, ssj, L, hb, p, add);
 }
 */
 import "C"
 
-// ssdBackRowsAVX2 selects the AVX2 variant of the SSD backward's row kernel
-// (where the CPU has it) or the portable one, and says which is in use;
+// ssdBackRowsLevel selects the best variant of the SSD backward's row
+// kernel the CPU has up to the kernel level most (levelAVX512: a row's
+// eight lanes in one register) and returns the level chosen;
 // setKernelLevel calls it.
-func ssdBackRowsAVX2(on bool) bool {
-	return C.wm_sbr_set_avx2(cbool(on)) != 0
+func ssdBackRowsLevel(most int) int {
+	return int(C.wm_sbr_set_level(C.int(most)))
 }
 
 // ssdRowsDotScale32 is ssdRowsDotScaleGo on float32, in C.

@@ -17,7 +17,7 @@ import (
 func TestSSDBackRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	fill := func(n int) []float32 { return spreadFloat32s(r, n) }
-	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 16, 0}, {64, 2, 64, 64}, {3, 2, 256, 0}, {1, 6, 520, 0}} {
+	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 16, 0}, {9, 3, 32, 8}, {4, 2, 40, 0}, {64, 2, 64, 64}, {3, 2, 256, 0}, {1, 6, 520, 0}} {
 		P, ld := c.hb*c.p, c.hb*c.p+c.extra
 		for _, sc := range []struct {
 			name     string
