@@ -1028,7 +1028,7 @@ func init() { setKernelLevel(levelAVX512) }
 func setKernelLevel(most int) int {
 	avx2 := most >= levelAVX2
 	rmsnormLevel(most)
-	ssdRowsAVX2(avx2)
+	ssdRowsLevel(most)
 	ssdBackRowsLevel(most)
 	moeRowsAVX2(avx2)
 	binaryAVX2(avx2)

@@ -21,6 +21,13 @@ func TestSSDBackRowsEveryLevel(t *testing.T) {
 	atEveryLevel(t, ssdBackRowsLevel, TestSSDBackRowsMatchGo)
 }
 
+// The SSD scan's row kernels give the Go definition's bits at every level
+// the CPU runs: AVX-512, AVX2 and the portable loops (one code, compiled
+// for each).
+func TestSSDRowsEveryLevel(t *testing.T) {
+	atEveryLevel(t, ssdRowsLevel, TestSSDRowsMatchGo)
+}
+
 // atEveryLevel runs test with one file's kernels set by set to each level
 // the CPU runs, from AVX-512 down, and puts every kernel back to the best
 // level afterwards.

@@ -5,8 +5,10 @@ package ops
 // With the openblas build tag (cgo), the SSD scan's float32 row passes
 // (ssd_rows.go) run in C: the Go loops' float32 multiplies and adds in the
 // same order, with no fused multiply-add, so C and Go agree to the bit
-// (TestSSDRowsMatchGo, both variants). GCC vectorises the loops over a
-// head's p values; the AVX2 variant is the same code compiled for AVX2.
+// (TestSSDRowsMatchGo; every variant in TestSSDRowsEveryLevel). GCC
+// vectorises the loops over a head's p values; the AVX2 and AVX-512
+// variants are the same code compiled for them. A head of 16 values (d_model
+// 64) is one AVX-512 register, two AVX2 ones.
 
 /*
 // cgo joins the CFLAGS of all the package's files and the last -O wins:
@@ -64,30 +66,47 @@ WM_SSD_ROWS(_any, )
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 WM_SSD_ROWS(_avx2, __attribute__((target("avx2"))))
+WM_SSD_ROWS(_avx512, __attribute__((target("avx512f,avx512dq,avx2"))))
 #else
 #define wm_ssd_scale_inputs_avx2 wm_ssd_scale_inputs_any
 #define wm_ssd_combine_output_avx2 wm_ssd_combine_output_any
+#define wm_ssd_scale_inputs_avx512 wm_ssd_scale_inputs_any
+#define wm_ssd_combine_output_avx512 wm_ssd_combine_output_any
 #endif
 
-WM_AVX2_SWITCH(wm_ssdr, 0)
+// wm_ssdr_level is the variant the kernels run: 2 AVX-512, 1 AVX2, 0
+// portable.
+static int wm_ssdr_level = 0;
+
+// wm_ssdr_set_level selects the best variant the CPU has up to most and
+// returns the level chosen.
+static int wm_ssdr_set_level(int most) {
+	int l = wm_cpu_level(0);
+	wm_ssdr_level = l < most ? l : most;
+	return wm_ssdr_level;
+}
+
 static void wm_ssd_scale_inputs(float *U, float *W, const float *x, ptrdiff_t ldx, const float *dt, ptrdiff_t ldt,
                                 const double *w, ptrdiff_t wst, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, ptrdiff_t P) {
-	if (wm_ssdr_avx2) wm_ssd_scale_inputs_avx2(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P);
+	if (wm_ssdr_level >= 2) wm_ssd_scale_inputs_avx512(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P);
+	else if (wm_ssdr_level == 1) wm_ssd_scale_inputs_avx2(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P);
 	else wm_ssd_scale_inputs_any(U, W, x, ldx, dt, ldt, w, wst, L, hb, p, P);
 }
 static void wm_ssd_combine_output(float *y, ptrdiff_t ld, const float *Yc, const float *tmp, ptrdiff_t P,
                                   const double *e, const double *s, ptrdiff_t est, const float *D, const float *x,
                                   ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p) {
-	if (wm_ssdr_avx2) wm_ssd_combine_output_avx2(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p);
+	if (wm_ssdr_level >= 2) wm_ssd_combine_output_avx512(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p);
+	else if (wm_ssdr_level == 1) wm_ssd_combine_output_avx2(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p);
 	else wm_ssd_combine_output_any(y, ld, Yc, tmp, P, e, s, est, D, x, L, hb, p);
 }
 */
 import "C"
 
-// ssdRowsAVX2 selects the AVX2 variant of the SSD row kernels (where the CPU has it) or
-// the portable one, and says which is in use; setKernelLevel calls it.
-func ssdRowsAVX2(on bool) bool {
-	return C.wm_ssdr_set_avx2(cbool(on)) != 0
+// ssdRowsLevel selects the best variant of the SSD row kernels the CPU has
+// up to the kernel level most (levelAVX512: the loops compiled for
+// AVX-512) and returns the level chosen; setKernelLevel calls it.
+func ssdRowsLevel(most int) int {
+	return int(C.wm_ssdr_set_level(C.int(most)))
 }
 
 // ssdScaleInputs32 is ssdScaleInputsGo on float32, in C.

@@ -15,7 +15,7 @@ import (
 func TestSSDRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
 	fill := func(n int) []float32 { return spreadFloat32s(r, n) }
-	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 32, 0}, {64, 2, 32, 64}} {
+	for _, c := range []struct{ L, hb, p, extra int }{{1, 1, 1, 0}, {5, 1, 7, 3}, {17, 3, 13, 5}, {64, 4, 16, 0}, {64, 4, 32, 0}, {64, 2, 32, 64}, {9, 2, 64, 8}, {3, 2, 203, 1}} {
 		P, ld, wst := c.hb*c.p, c.hb*c.p+c.extra, c.L+2
 		name := fmt.Sprintf("L=%d hb=%d p=%d ld=%d", c.L, c.hb, c.p, ld)
 		x, dt := fill(c.L*ld), fill(c.L*(c.hb+1))
