@@ -1032,7 +1032,7 @@ func setKernelLevel(most int) int {
 	ssdBackRowsLevel(most)
 	moeRowsAVX2(avx2)
 	binaryAVX2(avx2)
-	ropeAVX2(avx2)
+	ropeLevel(most)
 	paperMaskAVX2(avx2)
 	transposeAVX2(avx2)
 	exp64AVX2(avx2)

@@ -28,6 +28,12 @@ func TestSSDRowsEveryLevel(t *testing.T) {
 	atEveryLevel(t, ssdRowsLevel, TestSSDRowsMatchGo)
 }
 
+// RoPE's C kernel gives the Go definition's bits at every level the CPU
+// runs: AVX-512, AVX2 and the portable loop (one code, compiled for each).
+func TestRopeRowsEveryLevel(t *testing.T) {
+	atEveryLevel(t, ropeLevel, TestRopeRowsMatchGo)
+}
+
 // atEveryLevel runs test with one file's kernels set by set to each level
 // the CPU runs, from AVX-512 down, and puts every kernel back to the best
 // level afterwards.

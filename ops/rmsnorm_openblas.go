@@ -379,17 +379,7 @@ WM_RMS512_ATTR static void wm_rmsnorm_bwd_avx512(float *dx, const float *g, cons
 #define wm_rmsnorm_bwd_avx2 wm_rmsnorm_bwd_any
 #endif
 
-// wm_rms_level is the variant the kernels run: 2 AVX-512, 1 AVX2, 0
-// portable.
-static int wm_rms_level = 0;
-
-// wm_rms_set_level selects the best variant the CPU has up to most and
-// returns the level chosen.
-static int wm_rms_set_level(int most) {
-	int l = wm_cpu_level(0);
-	wm_rms_level = l < most ? l : most;
-	return wm_rms_level;
-}
+WM_LEVEL_SWITCH(wm_rms, 0)
 
 static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps) {
 	if (wm_rms_level >= 2) wm_rmsnorm_fwd_avx512(y, x, w, rows, d, eps);

@@ -125,17 +125,7 @@ __attribute__((target("avx512f,avx512dq,avx2,fma"))) static void wm_rows_dot_sca
 #define wm_rows_dot_scale_avx512 wm_rows_dot_scale_any
 #endif
 
-// wm_sbr_level is the variant the kernel runs: 2 AVX-512, 1 AVX2, 0
-// portable.
-static int wm_sbr_level = 0;
-
-// wm_sbr_set_level selects the best variant the CPU has up to most and
-// returns the level chosen.
-static int wm_sbr_set_level(int most) {
-	int l = wm_cpu_level(1);
-	wm_sbr_level = l < most ? l : most;
-	return wm_sbr_level;
-}
+WM_LEVEL_SWITCH(wm_sbr, 1)
 
 static void wm_rows_dot_scale(double *dots, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb, float *c,
                               ptrdiff_t ldc, const float *s, ptrdiff_t ssi, ptrdiff_t ssj, ptrdiff_t L, ptrdiff_t hb,

@@ -74,17 +74,7 @@ WM_SSD_ROWS(_avx512, __attribute__((target("avx512f,avx512dq,avx2"))))
 #define wm_ssd_combine_output_avx512 wm_ssd_combine_output_any
 #endif
 
-// wm_ssdr_level is the variant the kernels run: 2 AVX-512, 1 AVX2, 0
-// portable.
-static int wm_ssdr_level = 0;
-
-// wm_ssdr_set_level selects the best variant the CPU has up to most and
-// returns the level chosen.
-static int wm_ssdr_set_level(int most) {
-	int l = wm_cpu_level(0);
-	wm_ssdr_level = l < most ? l : most;
-	return wm_ssdr_level;
-}
+WM_LEVEL_SWITCH(wm_ssdr, 0)
 
 static void wm_ssd_scale_inputs(float *U, float *W, const float *x, ptrdiff_t ldx, const float *dt, ptrdiff_t ldt,
                                 const double *w, ptrdiff_t wst, ptrdiff_t L, ptrdiff_t hb, ptrdiff_t p, ptrdiff_t P) {

@@ -41,4 +41,16 @@ static inline int wm_cpu_level(int fma) {
 		return name##_avx2;                                \
 	}
 
+// WM_LEVEL_SWITCH(name, fma) defines name##_level, the variant a
+// three-level file's kernels run (2 AVX-512, 1 AVX2, 0 portable), and
+// name##_set_level(most), which selects the best variant the CPU has up to
+// most (wm_cpu_level(fma)) and returns the level chosen.
+#define WM_LEVEL_SWITCH(name, fma)                         \
+	static int name##_level = 0;                           \
+	static int name##_set_level(int most) {                \
+		int l = wm_cpu_level(fma);                         \
+		name##_level = l < most ? l : most;                \
+		return name##_level;                               \
+	}
+
 #endif
