@@ -26,7 +26,9 @@ import (
 // calls still run on other cores, because cgo calls do not count against
 // GOMAXPROCS, so pin the process with taskset to measure one core). Like
 // wm's step commands, it runs under SCHED_BATCH (ops.SetSchedulingPolicy;
-// WM_SCHED=normal keeps Linux's default). Use it with -cpuprofile.
+// WM_SCHED=normal keeps Linux's default). For a CPU profile of the timed
+// steps alone, set WM_STEP_CPUPROFILE (see profileSteps) rather than
+// passing -cpuprofile, whose profile also holds the set-up.
 func BenchmarkTrainStep(b *testing.B) { benchStep(b, true) }
 
 // BenchmarkEvalStep is BenchmarkTrainStep without gradients or update, on
@@ -99,6 +101,7 @@ func benchOne(b *testing.B, pattern string, z stepSize, l Layout, withGrad bool)
 			}
 		}
 		step()
+		stop := profileSteps(b)
 		b.ReportAllocs()
 		b.ResetTimer()
 		f0 := ops.GemmFLOPs()
@@ -106,6 +109,7 @@ func benchOne(b *testing.B, pattern string, z stepSize, l Layout, withGrad bool)
 			step()
 		}
 		flops := float64(ops.GemmFLOPs() - f0)
+		stop()
 		b.ReportMetric(float64(z.bs*z.t*b.N)/b.Elapsed().Seconds(), "tok/s")
 		b.ReportMetric(flops/float64(b.N)/1e9, "gemm-GFLOP/step")
 		b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "gemm-GFLOP/s")
