@@ -1030,7 +1030,7 @@ func setKernelLevel(most int) int {
 	rmsnormLevel(most)
 	ssdRowsLevel(most)
 	ssdBackRowsLevel(most)
-	moeRowsAVX2(avx2)
+	moeRowsLevel(most)
 	binaryAVX2(avx2)
 	ropeLevel(most)
 	paperMaskAVX2(avx2)

@@ -16,7 +16,7 @@ import (
 func TestFloat32KernelsSSE2(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
 	if setKernelLevel(levelSSE2) != levelSSE2 || KernelISA() != "sse2" ||
-		rmsnormLevel(levelSSE2) != levelSSE2 || ssdRowsLevel(levelSSE2) != levelSSE2 || ssdBackRowsLevel(levelSSE2) != levelSSE2 || moeRowsAVX2(false) || binaryAVX2(false) || ropeLevel(levelSSE2) != levelSSE2 || paperMaskAVX2(false) || transposeAVX2(false) || exp64AVX2(false) {
+		rmsnormLevel(levelSSE2) != levelSSE2 || ssdRowsLevel(levelSSE2) != levelSSE2 || ssdBackRowsLevel(levelSSE2) != levelSSE2 || moeRowsLevel(levelSSE2) != levelSSE2 || binaryAVX2(false) || ropeLevel(levelSSE2) != levelSSE2 || paperMaskAVX2(false) || transposeAVX2(false) || exp64AVX2(false) {
 		t.Fatalf("setKernelLevel(levelSSE2) left AVX2 kernels selected (activations: %s)", KernelISA())
 	}
 	runKernelChecks(t, activationChecks)

@@ -34,6 +34,13 @@ func TestRopeRowsEveryLevel(t *testing.T) {
 	atEveryLevel(t, ropeLevel, TestRopeRowsMatchGo)
 }
 
+// The routed MoE's row kernels give the Go definition's bits at every level
+// the CPU runs: AVX-512 (the gate gradient's lanes in one register), AVX2
+// and the portable loops.
+func TestMoERowsEveryLevel(t *testing.T) {
+	atEveryLevel(t, moeRowsLevel, TestMoERowsMatchGo)
+}
+
 // atEveryLevel runs test with one file's kernels set by set to each level
 // the CPU runs, from AVX-512 down, and puts every kernel back to the best
 // level afterwards.

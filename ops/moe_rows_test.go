@@ -16,7 +16,7 @@ func TestMoERowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(13))
 	fill := func(n int) []float32 { return spreadFloat32s(r, n) }
 	const tokens, n = 23, 5
-	for _, d := range []int{1, 7, 8, 13, 64, 256} {
+	for _, d := range []int{1, 7, 8, 13, 40, 64, 256} {
 		for _, every := range []int{1, 3, tokens} {
 			var tok []int
 			for t := every / 2; t < tokens; t += every {
