@@ -29,7 +29,8 @@ func TestSSDRowsEveryLevel(t *testing.T) {
 }
 
 // RoPE's C kernel gives the Go definition's bits at every level the CPU
-// runs: AVX-512, AVX2 and the portable loop (one code, compiled for each).
+// runs: AVX-512 (eight pairs in float64 registers), AVX2 and the portable
+// loop.
 func TestRopeRowsEveryLevel(t *testing.T) {
 	atEveryLevel(t, ropeLevel, TestRopeRowsMatchGo)
 }

@@ -71,8 +71,7 @@ __attribute__((target("avx2,fma"))) static void wm_rows_dot_scale_avx2(
 
 // wm_rows8_avx512 is wm_rows_dot_scale_any for rows of a multiple of
 // eight values: a row's eight lanes in one register, added in wm_fold8's
-// order (the register's halves added give (l0+l4, l1+l5, l2+l6, l3+l7), as
-// in wm_dot8_whole_avx2), after the row's scaled copy or update, sixteen
+// order (wm_fold8_avx512) after the row's scaled copy or update, sixteen
 // values at a time and then eight: each value one float32 product (and one
 // sum), as in the portable loops. The dot product reads the row before the
 // copy may overwrite it (c may be a). Inlined with p a constant, the loops
@@ -100,9 +99,7 @@ wm_rows8_avx512(double *dots, const float *a, ptrdiff_t lda, const float *b, ptr
 				if (add) v = _mm256_add_ps(_mm256_loadu_ps(cr + q), v);
 				_mm256_storeu_ps(cr + q, v);
 			}
-			const __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));
-			const __m128d t = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
-			dots[j * L + i] = _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
+			dots[j * L + i] = wm_fold8_avx512(l);
 		}
 }
 

@@ -1,7 +1,8 @@
-// The AVX2 switch of a cgo file's kernels, and the CPU test of files with
-// three levels: cgo compiles each file's preamble on its own, so every file
-// with AVX2 variants keeps a switch of its own, which setKernelLevel sets
-// through the file's Go function. Included at the top of those preambles.
+// The AVX2 switch of a cgo file's kernels, and the CPU test and switch of
+// files with three levels (AVX-512, AVX2, portable): cgo compiles each
+// file's preamble on its own, so every file with AVX2 variants keeps a
+// switch of its own, which setKernelLevel sets through the file's Go
+// function. Included at the top of those preambles.
 #ifndef WM_AVX2_SWITCH_H
 #define WM_AVX2_SWITCH_H
 

@@ -72,5 +72,14 @@ __attribute__((target("avx2,fma"))) static inline double wm_dot8_whole_avx2(cons
 	for (int k = 0; q + k < n; k++) l[k] += (double)a[q + k] * (double)b[q + k];
 	return wm_fold8(l);
 }
+
+// wm_fold8_avx512 adds the eight lanes of l in wm_fold8's order: its
+// halves added give (l0+l4, l1+l5, l2+l6, l3+l7), as lo + hi does in
+// wm_dot8_whole_avx2, and those are folded as there.
+__attribute__((target("avx512f,avx512dq,avx2"))) static inline double wm_fold8_avx512(__m512d l) {
+	const __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));
+	const __m128d t = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+	return _mm_cvtsd_f64(t) + _mm_cvtsd_f64(_mm_unpackhi_pd(t, t));
+}
 #endif
 #endif
