@@ -771,6 +771,68 @@ WM_AVX512_ATTR static void wm_gated_silu_both_avx512(float *y, float *dx, float 
 	wm_gated_silu_grads_avx512(y, dx, dz, g, x, z, n);
 }
 
+// wm_softmax_grad_finish_avx512 is wm_softmax_grad_finish_avx2 with the
+// row's eight lanes in one register: its halves added are lo + hi, folded
+// as there ((s0+s1)+(s2+s3), then the rest of the row's products), and the
+// row is written sixteen values at a time, then eight, then one by one.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_softmax_grad_finish_avx512(
+	float *dr, const float *pr, const float *gr, ptrdiff_t j, ptrdiff_t n, __m512d l) {
+	double tail = 0;
+	for (; j < n; j++) tail += (double)gr[j] * (double)pr[j];
+	const __m256d s = _mm256_add_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));
+	const __m128d h = _mm256_extractf128_pd(s, 1), lo = _mm256_castpd256_pd128(s);
+	const double s01 = _mm_cvtsd_f64(lo) + _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo));
+	const double s23 = _mm_cvtsd_f64(h) + _mm_cvtsd_f64(_mm_unpackhi_pd(h, h));
+	const float dot = (float)((s01 + s23) + tail);
+	const __m512 vd = _mm512_set1_ps(dot);
+	ptrdiff_t q = 0;
+	for (; q + 16 <= n; q += 16)
+		_mm512_storeu_ps(dr + q, _mm512_mul_ps(_mm512_loadu_ps(pr + q), _mm512_sub_ps(_mm512_loadu_ps(gr + q), vd)));
+	if (q + 8 <= n) {
+		const __m256 vd8 = _mm512_castps512_ps256(vd);
+		_mm256_storeu_ps(dr + q, _mm256_mul_ps(_mm256_loadu_ps(pr + q), _mm256_sub_ps(_mm256_loadu_ps(gr + q), vd8)));
+		q += 8;
+	}
+	for (; q < n; q++) dr[q] = pr[q] * (gr[q] - dot);
+}
+
+// wm_softmax_grad_step_avx512 adds a[q]·b[q] for q < 8 into lane q of l.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) __m512d wm_softmax_grad_step_avx512(const float *a,
+                                                                                               const float *b,
+                                                                                               __m512d l) {
+	return _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a)), _mm512_cvtps_pd(_mm256_loadu_ps(b)), l);
+}
+
+// wm_softmax_grad_rows_avx512 is wm_softmax_grad_rows_avx2 with each row's
+// eight lanes in one register, four rows side by side: each row's sums, and
+// their order, are those of the row alone.
+WM_AVX512_ATTR static void wm_softmax_grad_rows_avx512(float *d, const float *p, const float *g, ptrdiff_t rows,
+                                                       ptrdiff_t n) {
+	ptrdiff_t r = 0;
+	for (; r + 4 <= rows; r += 4) {
+		const float *p0 = p + r * n, *g0 = g + r * n;
+		__m512d l0 = _mm512_setzero_pd(), l1 = l0, l2 = l0, l3 = l0;
+		ptrdiff_t j = 0;
+		for (; j + 8 <= n; j += 8) {
+			l0 = wm_softmax_grad_step_avx512(g0 + j, p0 + j, l0);
+			l1 = wm_softmax_grad_step_avx512(g0 + n + j, p0 + n + j, l1);
+			l2 = wm_softmax_grad_step_avx512(g0 + 2 * n + j, p0 + 2 * n + j, l2);
+			l3 = wm_softmax_grad_step_avx512(g0 + 3 * n + j, p0 + 3 * n + j, l3);
+		}
+		wm_softmax_grad_finish_avx512(d + r * n, p0, g0, j, n, l0);
+		wm_softmax_grad_finish_avx512(d + (r + 1) * n, p0 + n, g0 + n, j, n, l1);
+		wm_softmax_grad_finish_avx512(d + (r + 2) * n, p0 + 2 * n, g0 + 2 * n, j, n, l2);
+		wm_softmax_grad_finish_avx512(d + (r + 3) * n, p0 + 3 * n, g0 + 3 * n, j, n, l3);
+	}
+	for (; r < rows; r++) {
+		const float *pr = p + r * n, *gr = g + r * n;
+		__m512d l = _mm512_setzero_pd();
+		ptrdiff_t j = 0;
+		for (; j + 8 <= n; j += 8) l = wm_softmax_grad_step_avx512(gr + j, pr + j, l);
+		wm_softmax_grad_finish_avx512(d + r * n, pr, gr, j, n, l);
+	}
+}
+
 static int wm_has_avx512(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -794,6 +856,7 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_sigmoid_avx512 wm_sigmoid_sse
 #define wm_softmax_rows_avx512 wm_softmax_rows_sse
 #define wm_lse_parts_avx512 wm_lse_parts_sse
+#define wm_softmax_grad_rows_avx512 wm_softmax_grad_rows_sse
 #define wm_silu_avx2 wm_silu_sse
 #define wm_silu_grad_avx2 wm_silu_grad_sse
 #define wm_gated_silu_avx2 wm_gated_silu_sse
@@ -905,7 +968,9 @@ static void wm_scale_rows(float *e, ptrdiff_t rows, ptrdiff_t n, const float *f)
 	}
 }
 static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdiff_t rows, ptrdiff_t n) {
-	if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n); else wm_softmax_grad_rows_sse(d, p, g, rows, n);
+	if (wm_use_avx512()) wm_softmax_grad_rows_avx512(d, p, g, rows, n);
+	else if (wm_use_avx2()) wm_softmax_grad_rows_avx2(d, p, g, rows, n);
+	else wm_softmax_grad_rows_sse(d, p, g, rows, n);
 }
 static void wm_cdmoe_fwd(float *y, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
                          const float *s, ptrdiff_t nc, ptrdiff_t d) {

@@ -4,6 +4,8 @@ package ops
 
 import (
 	"fmt"
+	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -53,5 +55,35 @@ func atEveryLevel(t *testing.T, set func(most int) int, test func(*testing.T)) {
 			continue
 		}
 		t.Run(fmt.Sprintf("level=%d", level), test)
+	}
+}
+
+// The softmax gradient's AVX-512 variant gives the AVX2 variant's bits:
+// the same eight lanes in the same order, folded the same way, four rows
+// side by side or one at a time, with and without a tail after the
+// eight-lane loop, and in place (d is g) as attention calls it.
+func TestSoftmaxGradRowsAVX512MatchesAVX2(t *testing.T) {
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelAVX512) != levelAVX512 {
+		t.Skip("the CPU has no AVX-512")
+	}
+	r := rand.New(rand.NewSource(8))
+	for _, n := range []int{1, 7, 8, 15, 16, 24, 40, 259, 1024} {
+		for _, rows := range []int{1, 4, 5, 9} {
+			p, g := make([]float32, rows*n), make([]float32, rows*n)
+			for i := range p {
+				p[i], g[i] = float32(r.Float64()), float32(r.NormFloat64()*math.Pow(10, float64(i%5-2)))
+			}
+			got, want := make([]float32, rows*n), make([]float32, rows*n)
+			setKernelLevel(levelAVX512)
+			softmaxGradRows32(got, p, g, rows, n)
+			inPlace := append([]float32(nil), g...)
+			softmaxGradRows32(inPlace, p, inPlace, rows, n)
+			setKernelLevel(levelAVX2)
+			softmaxGradRows32(want, p, g, rows, n)
+			name := fmt.Sprintf("n=%d rows=%d", n, rows)
+			assertSame32(t, name, got, want)
+			assertSame32(t, name+" in place", inPlace, want)
+		}
 	}
 }
