@@ -118,16 +118,24 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // WM_KERNELS defines every kernel with a name suffix and attributes: once
 // for any x86-64 (SSE2) and once for AVX2+FMA. Go picks one at start-up
 // (wm_has_avx2), not an ifunc: Go's internal linker does not resolve them.
-// In wm_cdmoe_bwd, the expert's rows of dEup and dEdown and the token's row
-// of dphi are rows of three different arrays: "GCC ivdep" says so, and the
-// loop over them is vectorised (GCC left it scalar, its overlap checks being
-// too many to try). CDMoE's kernels take a token's chosen experts in blocks
-// of WM_CDMOE_BLOCK and each block in passes: every expert's dot products,
+// In wm_cdmoe_bwd, the expert's rows of dEup and dEdown are rows of two
+// different arrays: "GCC ivdep" says so, and the loop over them is
+// vectorised (GCC left it scalar, its overlap checks being too many to
+// try). CDMoE's kernels take a token's chosen experts in blocks of
+// WM_CDMOE_BLOCK and each block in passes: every expert's dot products,
 // then every activation, then the rows updated in the experts' order. Each
 // expert's values are the same operations as one expert at a time (the dots
 // read rows the updates do not write), but the dots and activations of a
 // block are independent chains the CPU runs side by side, where one expert
-// at a time waited on each. For d_model 64 with query halves of 32 (the
+// at a time waited on each. wm_dots runs WM_DOTS experts' dots in one loop,
+// each in eight lanes of its own with wm_dot's order and fold: a dot of
+// d_model 256 is a chain of 32 dependent multiply-adds, and one at a time
+// the CPU overlapped only a few of them. The token's output (forward) and
+// dφ (backward, other than the d_model 64 body below) are summed over the
+// block's experts 64 values at a time in eight vectors (wm_rows_axpy),
+// each value over the experts in their order as before, instead of read
+// and written for every expert. Both kept every bit (at d_model 256 in C
+// alone: forward −35%, backward −25%). For d_model 64 with query halves of 32 (the
 // benchmarks' small models), wm_cdmoe_bwd runs its body inlined with those
 // sizes as constants (GCC unrolls the short loops and drops their overlap
 // checks) and holds the token's dφ in eight vectors (wm_v8f) over a block
@@ -136,6 +144,7 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // bodies). wm_dot's tail loop is guarded by n & 7 so that GCC, inlining it
 // with n = 64, has no loop left whose count it cannot bound.
 #define WM_CDMOE_BLOCK 64
+#define WM_DOTS 8
 typedef float wm_v8f __attribute__((vector_size(32)));
 #define WM_KERNELS(SUFFIX, ATTR)                                                                      \
 	ATTR void wm_silu##SUFFIX(float *y, const float *x, const float *scale, ptrdiff_t n) {           \
@@ -184,22 +193,73 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 			for (; j < n; j++) acc[0] += a[j] * b[j];                                                 \
 		return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));     \
 	}                                                                                                 \
+	ATTR static inline float wm_fold_v8f##SUFFIX(const wm_v8f *p) {                                  \
+		const wm_v8f v = *p;                                                                          \
+		return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));                     \
+	}                                                                                                 \
+	ATTR static inline __attribute__((always_inline)) void wm_dots##SUFFIX(                          \
+	    const float *a, const float *base, const int32_t *e, ptrdiff_t m, ptrdiff_t n, float *out) { \
+		ptrdiff_t c = 0;                                                                              \
+		for (; c + WM_DOTS <= m; c += WM_DOTS) {                                                      \
+			const float *b[WM_DOTS];                                                                  \
+			wm_v8f acc[WM_DOTS];                                                                      \
+			for (int i = 0; i < WM_DOTS; i++) {                                                       \
+				b[i] = base + (ptrdiff_t)e[c + i] * n;                                                \
+				acc[i] = (wm_v8f){0, 0, 0, 0, 0, 0, 0, 0};                                            \
+			}                                                                                         \
+			ptrdiff_t j = 0;                                                                          \
+			for (; j + 8 <= n; j += 8) {                                                              \
+				wm_v8f x;                                                                             \
+				memcpy(&x, a + j, sizeof x);                                                          \
+				for (int i = 0; i < WM_DOTS; i++) {                                                   \
+					wm_v8f y;                                                                         \
+					memcpy(&y, b[i] + j, sizeof y);                                                   \
+					acc[i] += x * y;                                                                  \
+				}                                                                                     \
+			}                                                                                         \
+			for (int i = 0; i < WM_DOTS; i++) {                                                       \
+				if (n & 7)                                                                            \
+					for (ptrdiff_t t = j; t < n; t++) acc[i][0] += a[t] * b[i][t];                    \
+				out[c + i] = wm_fold_v8f##SUFFIX(&acc[i]);                                             \
+			}                                                                                         \
+		}                                                                                             \
+		for (; c < m; c++) out[c] = wm_dot##SUFFIX(a, base + (ptrdiff_t)e[c] * n, n);                 \
+	}                                                                                                 \
+	ATTR static inline __attribute__((always_inline)) void wm_rows_axpy##SUFFIX(                     \
+	    float *y, const float *base, const int32_t *e, const float *w, ptrdiff_t m, ptrdiff_t n) {    \
+		ptrdiff_t j0 = 0;                                                                             \
+		for (; j0 + 64 <= n; j0 += 64) {                                                              \
+			wm_v8f acc[8];                                                                            \
+			memcpy(acc, y + j0, sizeof acc);                                                          \
+			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
+				const float *r = base + (ptrdiff_t)e[c] * n + j0;                                     \
+				const float wc = w[c];                                                                \
+				for (int v = 0; v < 8; v++) {                                                         \
+					wm_v8f x;                                                                         \
+					memcpy(&x, r + 8 * v, sizeof x);                                                  \
+					acc[v] += wc * x;                                                                 \
+				}                                                                                     \
+			}                                                                                         \
+			memcpy(y + j0, acc, sizeof acc);                                                          \
+		}                                                                                             \
+		if (j0 < n)                                                                                   \
+			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
+				const float *r = base + (ptrdiff_t)e[c] * n;                                          \
+				for (ptrdiff_t j = j0; j < n; j++) y[j] += w[c] * r[j];                               \
+			}                                                                                         \
+	}                                                                                                 \
 	ATTR void wm_cdmoe_fwd##SUFFIX(float *y, const float *phi, const float *Edown, const float *Eup, \
 	                               const int32_t *e, const float *s, ptrdiff_t nc, ptrdiff_t d) {     \
 		float w[WM_CDMOE_BLOCK];                                                                      \
 		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {                                       \
 			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;                  \
 			const int32_t *eb = e + c0;                                                               \
-			for (ptrdiff_t c = 0; c < m; c++)                                                         \
-				w[c] = wm_dot##SUFFIX(phi, Edown + (ptrdiff_t)eb[c] * d, d) * s[c0 + c];              \
+			wm_dots##SUFFIX(phi, Edown, eb, m, d, w);                                                 \
 			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
-				float z = w[c];                                                                       \
+				float z = w[c] * s[c0 + c];                                                           \
 				w[c] = z / (1.0f + wm_exp(-z));                                                       \
 			}                                                                                         \
-			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
-				const float *eu = Eup + (ptrdiff_t)eb[c] * d;                                         \
-				for (ptrdiff_t j = 0; j < d; j++) y[j] += w[c] * eu[j];                               \
-			}                                                                                         \
+			wm_rows_axpy##SUFFIX(y, Eup, eb, w, m, d);                                                \
 		}                                                                                             \
 	}                                                                                                 \
 	ATTR static inline __attribute__((always_inline)) void wm_cdmoe_bwd_body##SUFFIX(               \
@@ -208,13 +268,11 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 	    const float *q, const float *keys, const int32_t *off, ptrdiff_t half, float *dq,             \
 	    float *dkeys, const int d64) {                                                                \
 		float dp[WM_CDMOE_BLOCK], dg[WM_CDMOE_BLOCK], wb[WM_CDMOE_BLOCK], dzb[WM_CDMOE_BLOCK];         \
+		float zs[WM_CDMOE_BLOCK];                                                                     \
 		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {                                       \
 			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;                  \
-			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
-				const ptrdiff_t o = (ptrdiff_t)e[c0 + c] * d;                                         \
-				dp[c] = wm_dot##SUFFIX(phi, Edown + o, d);                                            \
-				dg[c] = wm_dot##SUFFIX(g, Eup + o, d);                                                \
-			}                                                                                         \
+			wm_dots##SUFFIX(phi, Edown, e + c0, m, d, dp);                                            \
+			wm_dots##SUFFIX(g, Eup, e + c0, m, d, dg);                                                \
 			for (ptrdiff_t c = 0; c < m; c++) {                                                       \
 				float z = dp[c] * s[c0 + c];                                                          \
 				WM_SIGMOID_PAIR(z, sg, cc)                                                            \
@@ -231,8 +289,8 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 				_Pragma("GCC ivdep") for (ptrdiff_t j = 0; j < d; j++) {                          \
 					dEu[j] += w * g[j];                                                           \
 					dEd[j] += dzs * phi[j];                                                       \
-					if (!d64) dphi[j] += dzs * ed[j];                                             \
 				}                                                                                 \
+				zs[c - c0] = dzs;                                                                 \
 				for (int v = 0; d64 && v < 8; v++) {                                              \
 					wm_v8f x;                                                                     \
 					memcpy(&x, ed + 8 * v, sizeof x);                                             \
@@ -248,7 +306,10 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 					}                                                                             \
 				}                                                                                 \
 			}                                                                                     \
-			if (d64) memcpy(dphi, pa, sizeof pa);                                                 \
+			if (d64)                                                                              \
+				memcpy(dphi, pa, sizeof pa);                                                      \
+			else                                                                                  \
+				wm_rows_axpy##SUFFIX(dphi, Edown, e + c0, zs, m, d);                              \
 		}                                                                                         \
 	}                                                                                             \
 	ATTR void wm_cdmoe_bwd##SUFFIX(const float *g, const float *phi, const float *Edown,            \
@@ -262,6 +323,17 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 		else                                                                                          \
 			wm_cdmoe_bwd_body##SUFFIX(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys,   \
 			                          off, half, dq, dkeys, 0);                                       \
+	}                                                                                                 \
+	ATTR void wm_cdmoe_parts##SUFFIX(const float *a, const float *base, const int32_t *e,             \
+	                                 const float *w, ptrdiff_t m, ptrdiff_t n, float *dots,           \
+	                                 float *dots1, float *y, float *y1) {                             \
+		wm_dots##SUFFIX(a, base, e, m, n, dots);                                                      \
+		for (ptrdiff_t c = 0; c < m; c++) dots1[c] = wm_dot##SUFFIX(a, base + (ptrdiff_t)e[c] * n, n); \
+		wm_rows_axpy##SUFFIX(y, base, e, w, m, n);                                                    \
+		for (ptrdiff_t c = 0; c < m; c++) {                                                           \
+			const float *r = base + (ptrdiff_t)e[c] * n;                                              \
+			for (ptrdiff_t j = 0; j < n; j++) y1[j] += w[c] * r[j];                                   \
+		}                                                                                             \
 	}
 
 WM_KERNELS(_sse, )
@@ -872,6 +944,7 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_ssd_mask_grad_avx2 wm_ssd_mask_grad_sse
 #define wm_cdmoe_fwd_avx2 wm_cdmoe_fwd_sse
 #define wm_cdmoe_bwd_avx2 wm_cdmoe_bwd_sse
+#define wm_cdmoe_parts_avx2 wm_cdmoe_parts_sse
 #endif
 
 // The entry points Go calls, through the variant chosen once: 2 for
@@ -974,13 +1047,24 @@ static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdi
 }
 static void wm_cdmoe_fwd(float *y, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
                          const float *s, ptrdiff_t nc, ptrdiff_t d) {
-	if (wm_use_avx2()) wm_cdmoe_fwd_avx2(y, phi, Edown, Eup, e, s, nc, d); else wm_cdmoe_fwd_sse(y, phi, Edown, Eup, e, s, nc, d);
+	if (wm_use_avx2()) wm_cdmoe_fwd_avx2(y, phi, Edown, Eup, e, s, nc, d);
+	else wm_cdmoe_fwd_sse(y, phi, Edown, Eup, e, s, nc, d);
 }
 static void wm_cdmoe_bwd(const float *g, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
                          const float *s, ptrdiff_t nc, ptrdiff_t d, float *dEdown, float *dEup, float *dphi,
                          const float *q, const float *keys, const int32_t *off, ptrdiff_t half, float *dq, float *dkeys) {
 	if (wm_use_avx2()) wm_cdmoe_bwd_avx2(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
 	else wm_cdmoe_bwd_sse(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
+}
+// wm_cdmoe_parts is the check of CDMoE's interleaved passes
+// (TestCDMoEPartsKeepBits): WM_DOTS dots at a time (dots) against wm_dot
+// one expert at a time (dots1), and the rows summed in registers
+// (wm_rows_axpy, into y) against one expert's row at a time (into y1), in
+// the variant the level selects.
+static void wm_cdmoe_parts(const float *a, const float *base, const int32_t *e, const float *w, ptrdiff_t m,
+                           ptrdiff_t n, float *dots, float *dots1, float *y, float *y1) {
+	if (wm_use_avx2()) wm_cdmoe_parts_avx2(a, base, e, w, m, n, dots, dots1, y, y1);
+	else wm_cdmoe_parts_sse(a, base, e, w, m, n, dots, dots1, y, y1);
 }
 
 // wm_choice is ops.expertChoice (see retrieve_openblas.go, which checks
@@ -1245,6 +1329,22 @@ func expShift32(row []float32, m float32) {
 	if len(row) > 0 {
 		C.wm_exp_shift(f32p(row), C.ptrdiff_t(len(row)), C.float(m))
 	}
+}
+
+// cdmoePartsC runs wm_cdmoe_parts for the bits test: a's dots with the m
+// rows of n values of base that e names, WM_DOTS at a time and one at a
+// time, and y and y1 (n values each) plus Σ_c w[c]·row c, summed in
+// registers and one row at a time.
+func cdmoePartsC(a, base []float32, e []int32, w []float32, n int, y, y1 []float32) (dots, dots1 []float32) {
+	m := len(e)
+	dots, dots1 = make([]float32, m), make([]float32, m)
+	_, _, _, _ = a[n-1], w[m-1], y[n-1], y1[n-1]
+	for _, x := range e {
+		_ = base[(int(x)+1)*n-1]
+	}
+	C.wm_cdmoe_parts(f32p(a), f32p(base), (*C.int32_t)(unsafe.Pointer(&e[0])), f32p(w), C.ptrdiff_t(m), C.ptrdiff_t(n),
+		f32p(dots), f32p(dots1), f32p(y), f32p(y1))
+	return dots, dots1
 }
 
 // cdmoeExpertsC runs step 3 of CDMoE for tokens [b.lo, b.hi) in C

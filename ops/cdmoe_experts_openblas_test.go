@@ -14,8 +14,9 @@ import (
 // for a range of tokens inside the batch, with more experts per token than
 // a block (5 heads × 16 = 80), experts chosen twice, and the key offsets
 // they compute from each choice's head and keys; both for sizes the
-// general body runs and for d_model 64 with halves of 32, which the
-// backward runs in a body of its own. (Go's dots and activation round
+// general body runs (d_model 136: 64-value chunks and a tail after them)
+// and for d_model 64 with halves of 32, which the backward runs in a body
+// of its own. (Go's dots and activation round
 // differently from C's, and dq sums 80 such terms: they agree to about
 // 1e-5; a slip of index or offset moves a value by its own size.)
 func TestCDMoEExpertsCMatchGo(t *testing.T) {
@@ -23,6 +24,7 @@ func TestCDMoEExpertsCMatchGo(t *testing.T) {
 	for _, k := range []cdmoeKernel{
 		{b: 1, t: 9, dm: 24, heads: 5, nk: 16, half: 5, topk: 16, act: siluFunc},
 		{b: 1, t: 9, dm: 64, heads: 5, nk: 16, half: 32, topk: 16, act: siluFunc},
+		{b: 1, t: 9, dm: 136, heads: 4, nk: 16, half: 12, topk: 7, act: siluFunc},
 	} {
 		t.Run(fmt.Sprintf("d%d_half%d", k.dm, k.half), func(t *testing.T) { cdmoeExpertsMatchGo(t, k) })
 	}
@@ -73,31 +75,86 @@ func cdmoeExpertsMatchGo(t *testing.T, k cdmoeKernel) {
 	}
 }
 
+// CDMoE's kernels run the dots of WM_DOTS experts in one loop and sum a
+// token's rows 64 values at a time in registers; each value must be what
+// one expert at a time gave (wm_dot, and a row added per expert), to the
+// bit: rows of fewer than eight values, of a tail after the eight-value
+// steps, of a tail after the 64-value chunks; fewer experts than WM_DOTS,
+// a remainder after the groups, experts chosen more than once.
+func TestCDMoEPartsKeepBits(t *testing.T) {
+	defer setKernelLevel(levelAVX512)
+	r := rand.New(rand.NewSource(5))
+	for _, level := range []int{levelAVX2, levelSSE2} {
+		if setKernelLevel(level) != level {
+			continue
+		}
+		for _, n := range []int{1, 7, 8, 24, 64, 100, 136, 256, 257} {
+			for _, m := range []int{1, 7, 8, 9, 17, 32} {
+				const rows = 6
+				a, base := normalFloat32s(r, n), normalFloat32s(r, rows*n)
+				w, y := normalFloat32s(r, m), normalFloat32s(r, n)
+				e := make([]int32, m)
+				for c := range e {
+					e[c] = int32(r.Intn(rows))
+				}
+				y1 := append([]float32(nil), y...)
+				dots, dots1 := cdmoePartsC(a, base, e, w, n, y, y1)
+				for c := range dots {
+					if math.Float32bits(dots[c]) != math.Float32bits(dots1[c]) {
+						t.Fatalf("level %d, n %d, m %d: dot %d = %v, one at a time %v", level, n, m, c, dots[c], dots1[c])
+					}
+				}
+				for j := range y {
+					if math.Float32bits(y[j]) != math.Float32bits(y1[j]) {
+						t.Fatalf("level %d, n %d, m %d: y[%d] = %v, a row at a time %v", level, n, m, j, y[j], y1[j])
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkCDMoEExpertsBackward times CDMoE's expert backward in C alone
 // (wm_cdmoe_bwd_tokens: each chosen expert's two dots, its activation, the
 // updates of its two rows of dEdown and dEup, of the token's dφ and of the
-// query's and keys' gradients) for one worker's 2048 tokens at d_model 64,
-// 4 heads of top-8 over 32² experts, as in (SE)3 IE's step. The chosen
-// experts are drawn from the first side² of each half's keys: at side 32
-// they spread over every expert's rows (as training's do), at 4 over 16
-// experts whose rows stay in the first-level cache. The difference between
-// the two is the cost of fetching the rows; ns/pair is per (token, expert).
-func BenchmarkCDMoEExpertsBackward(b *testing.B) {
-	for _, side := range []int{32, 16, 4} {
-		b.Run(fmt.Sprintf("experts=%d", side*side), func(b *testing.B) {
-			k := cdmoeKernel{b: 1, t: 2048, dm: 64, heads: 4, nk: 32, half: 32, topk: 8, act: siluFunc}
-			N, nc := k.b*k.t, k.heads*k.topk
-			c := newCDMoEExpertsCase(k, 1, func(r *rand.Rand) (int, int, float64) { return r.Intn(side), r.Intn(side), 0.5 })
-			acc := cdmoeGrads[float32]{make([]float32, len(c.Edown)), make([]float32, len(c.Eup)), make([]float32, len(c.keys))}
-			dphi, dq := make([]float32, N*k.dm), make([]float32, N*k.qdim())
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if !cdmoeExpertsRangeC(k, 0, N, c.chosen, nil, c.g, c.sh, c.Edown, c.Eup, c.keys, &acc, dphi, dq) {
-					b.Fatal("the C kernel did not run")
+// query's and keys' gradients) for one worker's tokens at d_model 64 (2048
+// tokens) and 256 (512 tokens), 4 heads of top-8 over 32² experts, as in
+// (SE)3 IE's step. The chosen experts are drawn from the first side² of
+// each half's keys: at side 32 they spread over every expert's rows (as
+// training's do), at 4 over 16 experts whose rows stay in the first-level
+// cache. The difference between the two is the cost of fetching the rows;
+// ns/pair is per (token, expert).
+func BenchmarkCDMoEExpertsBackward(b *testing.B) { benchCDMoEExperts(b, true) }
+
+// BenchmarkCDMoEExpertsForward is BenchmarkCDMoEExpertsBackward for the
+// forward (wm_cdmoe_fwd_tokens: each chosen expert's dot, its activation,
+// and its row of Eup added into the token's output).
+func BenchmarkCDMoEExpertsForward(b *testing.B) { benchCDMoEExperts(b, false) }
+
+func benchCDMoEExperts(b *testing.B, backward bool) {
+	for _, dm := range []int{64, 256} {
+		for _, side := range []int{32, 16, 4} {
+			b.Run(fmt.Sprintf("d=%d/experts=%d", dm, side*side), func(b *testing.B) {
+				k := cdmoeKernel{b: 1, t: 2048 * 64 / dm, dm: dm, heads: 4, nk: 32, half: 32, topk: 8, act: siluFunc}
+				N, nc := k.b*k.t, k.heads*k.topk
+				c := newCDMoEExpertsCase(k, 1, func(r *rand.Rand) (int, int, float64) { return r.Intn(side), r.Intn(side), 0.5 })
+				acc := cdmoeGrads[float32]{make([]float32, len(c.Edown)), make([]float32, len(c.Eup)), make([]float32, len(c.keys))}
+				y, dphi, dq := make([]float32, N*k.dm), make([]float32, N*k.dm), make([]float32, N*k.qdim())
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					ran := false
+					if backward {
+						ran = cdmoeExpertsRangeC(k, 0, N, c.chosen, nil, c.g, c.sh, c.Edown, c.Eup, c.keys, &acc, dphi, dq)
+					} else {
+						ran = cdmoeExpertsRangeC(k, 0, N, c.chosen, y, nil, c.sh, c.Edown, c.Eup, c.keys, nil, nil, nil)
+					}
+					if !ran {
+						b.Fatal("the C kernel did not run")
+					}
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(N*nc), "ns/pair")
-		})
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(N*nc), "ns/pair")
+			})
+		}
 	}
 }
 
