@@ -134,8 +134,12 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // dφ (backward, other than the d_model 64 body below) are summed over the
 // block's experts 64 values at a time in eight vectors (wm_rows_axpy),
 // each value over the experts in their order as before, instead of read
-// and written for every expert. Both kept every bit (at d_model 256 in C
-// alone: forward −35%, backward −25%). For d_model 64 with query halves of 32 (the
+// and written for every expert. The backward's dq (a head's query halves,
+// which all of the head's choices update) is summed over the head's run of
+// choices 32 values at a time in four vectors (wm_runs_axpy) after the
+// block's rows, where each choice's update waited on the last one's store.
+// All kept every bit (at d_model 256 in C alone: forward −35%, backward
+// −25%, then dq −12% at d_model 64 and −6% at 256). For d_model 64 with query halves of 32 (the
 // benchmarks' small models), wm_cdmoe_bwd runs its body inlined with those
 // sizes as constants (GCC unrolls the short loops and drops their overlap
 // checks) and holds the token's dφ in eight vectors (wm_v8f) over a block
@@ -248,6 +252,35 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 				for (ptrdiff_t j = j0; j < n; j++) y[j] += w[c] * r[j];                               \
 			}                                                                                         \
 	}                                                                                                 \
+	ATTR static inline __attribute__((always_inline)) void wm_runs_axpy##SUFFIX(                     \
+	    float *y, const float *base, const int32_t *off, const float *w, ptrdiff_t m, ptrdiff_t n) {  \
+		for (ptrdiff_t c = 0; c < m;) {                                                               \
+			ptrdiff_t end = c + 1;                                                                    \
+			while (end < m && off[4 * end] == off[4 * c]) end++;                                      \
+			float *yr = y + off[4 * c];                                                               \
+			ptrdiff_t j0 = 0;                                                                         \
+			for (; j0 + 32 <= n; j0 += 32) {                                                          \
+				wm_v8f acc[4];                                                                        \
+				memcpy(acc, yr + j0, sizeof acc);                                                     \
+				for (ptrdiff_t i = c; i < end; i++) {                                                 \
+					const float *r = base + off[4 * i + 1] + j0;                                      \
+					const float wi = w[i];                                                            \
+					for (int v = 0; v < 4; v++) {                                                     \
+						wm_v8f x;                                                                     \
+						memcpy(&x, r + 8 * v, sizeof x);                                              \
+						acc[v] += wi * x;                                                             \
+					}                                                                                 \
+				}                                                                                     \
+				memcpy(yr + j0, acc, sizeof acc);                                                     \
+			}                                                                                         \
+			if (j0 < n)                                                                               \
+				for (ptrdiff_t i = c; i < end; i++) {                                                 \
+					const float *r = base + off[4 * i + 1];                                           \
+					for (ptrdiff_t j = j0; j < n; j++) yr[j] += w[i] * r[j];                          \
+				}                                                                                     \
+			c = end;                                                                                  \
+		}                                                                                             \
+	}                                                                                                 \
 	ATTR void wm_cdmoe_fwd##SUFFIX(float *y, const float *phi, const float *Edown, const float *Eup, \
 	                               const int32_t *e, const float *s, ptrdiff_t nc, ptrdiff_t d) {     \
 		float w[WM_CDMOE_BLOCK];                                                                      \
@@ -268,7 +301,7 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 	    const float *q, const float *keys, const int32_t *off, ptrdiff_t half, float *dq,             \
 	    float *dkeys, const int d64) {                                                                \
 		float dp[WM_CDMOE_BLOCK], dg[WM_CDMOE_BLOCK], wb[WM_CDMOE_BLOCK], dzb[WM_CDMOE_BLOCK];         \
-		float zs[WM_CDMOE_BLOCK];                                                                     \
+		float zs[WM_CDMOE_BLOCK], dsb[WM_CDMOE_BLOCK];                                                \
 		for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {                                       \
 			const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;                  \
 			wm_dots##SUFFIX(phi, Edown, e + c0, m, d, dp);                                            \
@@ -297,15 +330,15 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 					pa[v] += dzs * x;                                                             \
 				}                                                                                 \
 				const float ds = dz * dp[c - c0];                                                 \
+				dsb[c - c0] = ds;                                                                 \
 				for (int p = 0; p < 2; p++) {                                                     \
-					const float *qp = q + off[4 * c + 2 * p], *kp = keys + off[4 * c + 2 * p + 1]; \
-					float *dqp = dq + off[4 * c + 2 * p], *dkp = dkeys + off[4 * c + 2 * p + 1];  \
-					for (ptrdiff_t j = 0; j < half; j++) {                                        \
-						dqp[j] += ds * kp[j];                                                     \
-						dkp[j] += ds * qp[j];                                                     \
-					}                                                                             \
+					const float *qp = q + off[4 * c + 2 * p];                                     \
+					float *dkp = dkeys + off[4 * c + 2 * p + 1];                                  \
+					for (ptrdiff_t j = 0; j < half; j++) dkp[j] += ds * qp[j];                    \
 				}                                                                                 \
 			}                                                                                     \
+			for (int p = 0; p < 2; p++)                                                           \
+				wm_runs_axpy##SUFFIX(dq, keys, off + 4 * c0 + 2 * p, dsb, m, half);               \
 			if (d64)                                                                              \
 				memcpy(dphi, pa, sizeof pa);                                                      \
 			else                                                                                  \
@@ -326,7 +359,14 @@ typedef float wm_v8f __attribute__((vector_size(32)));
 	}                                                                                                 \
 	ATTR void wm_cdmoe_parts##SUFFIX(const float *a, const float *base, const int32_t *e,             \
 	                                 const float *w, ptrdiff_t m, ptrdiff_t n, float *dots,           \
-	                                 float *dots1, float *y, float *y1) {                             \
+	                                 float *dots1, float *y, float *y1, const int32_t *off, float *z, \
+	                                 float *z1) {                                                     \
+		wm_runs_axpy##SUFFIX(z, base, off, w, m, n);                                                  \
+		for (ptrdiff_t c = 0; c < m; c++) {                                                           \
+			const float *r = base + off[4 * c + 1];                                                   \
+			float *zr = z1 + off[4 * c];                                                              \
+			for (ptrdiff_t j = 0; j < n; j++) zr[j] += w[c] * r[j];                                   \
+		}                                                                                             \
 		wm_dots##SUFFIX(a, base, e, m, n, dots);                                                      \
 		for (ptrdiff_t c = 0; c < m; c++) dots1[c] = wm_dot##SUFFIX(a, base + (ptrdiff_t)e[c] * n, n); \
 		wm_rows_axpy##SUFFIX(y, base, e, w, m, n);                                                    \
@@ -1058,13 +1098,15 @@ static void wm_cdmoe_bwd(const float *g, const float *phi, const float *Edown, c
 }
 // wm_cdmoe_parts is the check of CDMoE's interleaved passes
 // (TestCDMoEPartsKeepBits): WM_DOTS dots at a time (dots) against wm_dot
-// one expert at a time (dots1), and the rows summed in registers
-// (wm_rows_axpy, into y) against one expert's row at a time (into y1), in
-// the variant the level selects.
+// one expert at a time (dots1), the rows summed in registers (wm_rows_axpy,
+// into y) against one expert's row at a time (into y1), and the runs of
+// rows summed into the rows of z that off names (wm_runs_axpy, as dq) against
+// one row at a time (into z1), in the variant the level selects.
 static void wm_cdmoe_parts(const float *a, const float *base, const int32_t *e, const float *w, ptrdiff_t m,
-                           ptrdiff_t n, float *dots, float *dots1, float *y, float *y1) {
-	if (wm_use_avx2()) wm_cdmoe_parts_avx2(a, base, e, w, m, n, dots, dots1, y, y1);
-	else wm_cdmoe_parts_sse(a, base, e, w, m, n, dots, dots1, y, y1);
+                           ptrdiff_t n, float *dots, float *dots1, float *y, float *y1, const int32_t *off, float *z,
+                           float *z1) {
+	if (wm_use_avx2()) wm_cdmoe_parts_avx2(a, base, e, w, m, n, dots, dots1, y, y1, off, z, z1);
+	else wm_cdmoe_parts_sse(a, base, e, w, m, n, dots, dots1, y, y1, off, z, z1);
 }
 
 // wm_choice is ops.expertChoice (see retrieve_openblas.go, which checks
@@ -1333,17 +1375,20 @@ func expShift32(row []float32, m float32) {
 
 // cdmoePartsC runs wm_cdmoe_parts for the bits test: a's dots with the m
 // rows of n values of base that e names, WM_DOTS at a time and one at a
-// time, and y and y1 (n values each) plus Σ_c w[c]·row c, summed in
-// registers and one row at a time.
-func cdmoePartsC(a, base []float32, e []int32, w []float32, n int, y, y1 []float32) (dots, dots1 []float32) {
+// time; y and y1 (n values each) plus Σ_c w[c]·row c, summed in registers
+// and one row at a time; and z and z1 plus, for each c, w[c] times the n
+// values of base at off[4c+1] added at off[4c], by runs of equal off[4c]
+// and one c at a time.
+func cdmoePartsC(a, base []float32, e []int32, w []float32, n int, y, y1 []float32, off []int32, z, z1 []float32) (dots, dots1 []float32) {
 	m := len(e)
 	dots, dots1 = make([]float32, m), make([]float32, m)
-	_, _, _, _ = a[n-1], w[m-1], y[n-1], y1[n-1]
-	for _, x := range e {
-		_ = base[(int(x)+1)*n-1]
+	_, _, _, _, _ = a[n-1], w[m-1], y[n-1], y1[n-1], off[4*m-1]
+	for c, x := range e {
+		_, _, _ = base[(int(x)+1)*n-1], base[int(off[4*c+1])+n-1], z1[int(off[4*c])+n-1]
+		_ = z[int(off[4*c])+n-1]
 	}
 	C.wm_cdmoe_parts(f32p(a), f32p(base), (*C.int32_t)(unsafe.Pointer(&e[0])), f32p(w), C.ptrdiff_t(m), C.ptrdiff_t(n),
-		f32p(dots), f32p(dots1), f32p(y), f32p(y1))
+		f32p(dots), f32p(dots1), f32p(y), f32p(y1), (*C.int32_t)(unsafe.Pointer(&off[0])), f32p(z), f32p(z1))
 	return dots, dots1
 }
 

@@ -75,10 +75,11 @@ func cdmoeExpertsMatchGo(t *testing.T, k cdmoeKernel) {
 	}
 }
 
-// CDMoE's kernels run the dots of WM_DOTS experts in one loop and sum a
-// token's rows 64 values at a time in registers; each value must be what
-// one expert at a time gave (wm_dot, and a row added per expert), to the
-// bit: rows of fewer than eight values, of a tail after the eight-value
+// CDMoE's kernels run the dots of WM_DOTS experts in one loop, sum a
+// token's rows 64 values at a time in registers, and sum dq's rows (one per
+// head and half) over each head's run of choices 32 values at a time; each
+// value must be what one expert at a time gave (wm_dot, and a row added per
+// expert), to the bit: rows of fewer than eight values, of a tail after the eight-value
 // steps, of a tail after the 64-value chunks; fewer experts than WM_DOTS,
 // a remainder after the groups, experts chosen more than once.
 func TestCDMoEPartsKeepBits(t *testing.T) {
@@ -98,7 +99,15 @@ func TestCDMoEPartsKeepBits(t *testing.T) {
 					e[c] = int32(r.Intn(rows))
 				}
 				y1 := append([]float32(nil), y...)
-				dots, dots1 := cdmoePartsC(a, base, e, w, n, y, y1)
+				// dq's rows: three of them, in runs (a head's choices), the
+				// first coming back after the others.
+				off := make([]int32, 4*m)
+				for c := range m {
+					off[4*c], off[4*c+1] = int32(n*((c/3)%3)), int32(n*r.Intn(rows))
+				}
+				z := normalFloat32s(r, 3*n)
+				z1 := append([]float32(nil), z...)
+				dots, dots1 := cdmoePartsC(a, base, e, w, n, y, y1, off, z, z1)
 				for c := range dots {
 					if math.Float32bits(dots[c]) != math.Float32bits(dots1[c]) {
 						t.Fatalf("level %d, n %d, m %d: dot %d = %v, one at a time %v", level, n, m, c, dots[c], dots1[c])
@@ -107,6 +116,11 @@ func TestCDMoEPartsKeepBits(t *testing.T) {
 				for j := range y {
 					if math.Float32bits(y[j]) != math.Float32bits(y1[j]) {
 						t.Fatalf("level %d, n %d, m %d: y[%d] = %v, a row at a time %v", level, n, m, j, y[j], y1[j])
+					}
+				}
+				for j := range z {
+					if math.Float32bits(z[j]) != math.Float32bits(z1[j]) {
+						t.Fatalf("level %d, n %d, m %d: z[%d] = %v, a row at a time %v", level, n, m, j, z[j], z1[j])
 					}
 				}
 			}
