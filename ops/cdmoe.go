@@ -151,6 +151,13 @@ func (k cdmoeKernel) inShapes() []tensor.Shape {
 func (k cdmoeKernel) outShape() tensor.Shape { return tensor.Shape{k.b, k.t, k.dm} }
 func (k cdmoeKernel) diffWRT() []bool        { return []bool{true, true, true, true, true, true, true} }
 
+// The forward writes every token's row (φ, then its experts added); the
+// backward writes dx and the shared MLP's and queries' gradients by
+// products with beta 0, and the experts' and keys' as the workers' sums
+// (setFrom, then addInto).
+func (k cdmoeKernel) writesWholeOutput() bool    { return true }
+func (k cdmoeKernel) writesWholeGradients() bool { return true }
+
 func (k cdmoeKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:
@@ -260,8 +267,8 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 	sh, chosen := cdmoeForwardState(k, x, Wup, Wdown, Wq, keys, g != nil)
 	var dphi, dq []T
 	if g != nil {
-		dphi, dq = scratch[T](len(g)), scratch[T](N*qd)
-		copy(dphi, g) // y = ... + φ
+		dphi, dq = scratchUninit[T](len(g)), scratch[T](N*qd) // dq accumulates
+		copy(dphi, g)                                         // y = ... + φ
 		defer releaseScratch(dphi)
 		defer releaseScratch(dq)
 	}
@@ -293,10 +300,17 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		}
 		return
 	}
+	// The workers' sums in worker order, the first one's as 0 + v (what an
+	// add into a cleared buffer gave) so that the buffers need no clearing.
+	add := setFrom[T]
 	for _, p := range parts {
-		addInto(d[5], p.dEdown)
-		addInto(d[6], p.dEup)
-		addInto(d[4], p.dkeys)
+		if p.dEdown == nil { // a worker with no tokens
+			continue
+		}
+		add(d[5], p.dEdown)
+		add(d[6], p.dEup)
+		add(d[4], p.dkeys)
+		add = addInto[T]
 		releaseScratch(p.dEdown)
 		releaseScratch(p.dEup)
 		releaseScratch(p.dkeys)
@@ -476,6 +490,14 @@ func cdmoeSharedBackward[T floats](k cdmoeKernel, sh cdmoeAct[T], x, Wup, Wdown,
 	applyUnary(k.act, dh, sh.hpre, dh, true)
 	weightGrad(d[1], x, dm, dh, dff, N)
 	gemmTall(true, N, dm, dff, dh, dff, Wup, dff, 0, d[0], dm)
+}
+
+// setFrom sets dst to 0 + src elementwise (-0 becomes +0, as when src is
+// added into a cleared dst).
+func setFrom[T floats](dst, src []T) {
+	for i, v := range src {
+		dst[i] = 0 + v
+	}
 }
 
 // addInto adds src to dst elementwise.
