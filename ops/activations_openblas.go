@@ -989,8 +989,9 @@ static int wm_has_avx512(void) { return 0; }
 
 // The entry points Go calls, through the variant chosen once: 2 for
 // AVX-512, 1 for AVX2+FMA, 0 for SSE2 (setKernelLevel in Go sets it
-// through wm_set_level; tests force lower ones). The SSD masks, the softmax gradient and CDMoE have no
-// AVX-512 variant: level 2 runs their AVX2 one.
+// through wm_set_level; tests force lower ones). The SSD masks and CDMoE
+// have no AVX-512 variant: level 2 runs their AVX2 one (GCC's AVX-512 build
+// of CDMoE's kernels rounds differently).
 static int wm_level = -1;
 static int wm_best_level(void) { return wm_has_avx512() ? 2 : wm_has_avx2() ? 1 : 0; }
 static inline int wm_use_avx2(void) {
