@@ -16,9 +16,9 @@ import (
 // they compute from each choice's head and keys; both for sizes the
 // general body runs (d_model 136: 64-value chunks and a tail after them)
 // and for d_model 64 with halves of 32, which the backward runs in a body
-// of its own. (Go's dots and activation round
-// differently from C's, and dq sums 80 such terms: they agree to about
-// 1e-5; a slip of index or offset moves a value by its own size.)
+// of its own. (Go's dots and activation round differently from C's, and dq
+// sums 80 such terms: they agree to about 1e-5; a slip of index or offset
+// moves a value by its own size.)
 func TestCDMoEExpertsCMatchGo(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
 	for _, k := range []cdmoeKernel{
@@ -79,9 +79,10 @@ func cdmoeExpertsMatchGo(t *testing.T, k cdmoeKernel) {
 // token's rows 64 values at a time in registers, and sum dq's rows (one per
 // head and half) over each head's run of choices 32 values at a time; each
 // value must be what one expert at a time gave (wm_dot, and a row added per
-// expert), to the bit: rows of fewer than eight values, of a tail after the eight-value
-// steps, of a tail after the 64-value chunks; fewer experts than WM_DOTS,
-// a remainder after the groups, experts chosen more than once.
+// expert), to the bit: rows of fewer than eight values, of a tail after
+// the eight-value steps, of a tail after the 64-value chunks; fewer
+// experts than WM_DOTS, a remainder after the groups, experts chosen more
+// than once.
 func TestCDMoEPartsKeepBits(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
 	r := rand.New(rand.NewSource(5))
