@@ -136,10 +136,13 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // each value over the experts in their order as before, instead of read
 // and written for every expert. The backward's dq (a head's query halves,
 // which all of the head's choices update) is summed over the head's run of
-// choices 32 values at a time in four vectors (wm_runs_axpy) after the
-// block's rows, where each choice's update waited on the last one's store.
-// All kept every bit (at d_model 256 in C alone: forward −35%, backward
-// −25%, then dq −12% at d_model 64 and −6% at 256). For d_model 64 with query halves of 32 (the
+// choices 32 values at a time in four vectors (wm_runs_axpy, which reads
+// each choice's offsets as the kernel lays them out: the query half's at
+// off[4c], the key's at off[4c+1]) after the block's rows, where each
+// choice's update waited on the last one's store. All kept every bit
+// (TestCDMoEPartsKeepBits, through wm_cdmoe_parts; at d_model 256 in C
+// alone: forward −35%, backward −25%, then dq −12% at d_model 64 and −6%
+// at 256). For d_model 64 with query halves of 32 (the
 // benchmarks' small models), wm_cdmoe_bwd runs its body inlined with those
 // sizes as constants (GCC unrolls the short loops and drops their overlap
 // checks) and holds the token's dφ in eight vectors (wm_v8f) over a block
