@@ -300,13 +300,11 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		}
 		return
 	}
-	// The workers' sums in worker order, the first one's as 0 + v (what an
-	// add into a cleared buffer gave) so that the buffers need no clearing.
+	// The workers' sums in worker order (parallelRanges gives every worker
+	// tokens), the first one's as 0 + v (what an add into a cleared buffer
+	// gave) so that the buffers need no clearing.
 	add := setFrom[T]
 	for _, p := range parts {
-		if p.dEdown == nil { // a worker with no tokens
-			continue
-		}
 		add(d[5], p.dEdown)
 		add(d[6], p.dEup)
 		add(d[4], p.dkeys)
