@@ -34,7 +34,7 @@ test-purego:
 
 test-openblas:
 	$(GO) test -count=1 -tags openblas ./ops/ ./layers/ ./graph/ ./cmd/...
-	$(GO) test -count=1 -tags openblas -run AdamW ./experiments/train/
+	$(GO) test -count=1 -tags openblas -run 'AdamW|Combine|SumSquares|GradNorm' ./experiments/train/
 
 ## bench: one benchmark per op and per architecture, forward and forward+backward, pure Go and OpenBLAS
 bench:

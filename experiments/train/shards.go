@@ -2,10 +2,7 @@ package train
 
 import (
 	"fmt"
-	"runtime"
-	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -172,38 +169,14 @@ func shardWeights(targets [][]int, n int) []float64 {
 // first; each parameter's sum is made by one goroutine in shard order, so
 // the values do not depend on the split.
 func (p *program) combineGradients(w []float64) {
-	order := make([]int, len(p.combined))
-	for i := range order {
-		order[i] = i
-	}
-	size := func(i int) int {
+	largestFirst(len(p.combined), func(i int) int { return gradLen(p.combined[i]) }, func(i int) {
 		switch d := p.combined[i].(type) {
 		case []float32:
-			return len(d)
+			combineInto(d, p, i, w)
 		case []float64:
-			return len(d)
+			combineInto(d, p, i, w)
 		}
-		return 0
-	}
-	sort.SliceStable(order, func(a, b int) bool { return size(order[a]) > size(order[b]) })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(order)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := int(next.Add(1) - 1); n < len(order); n = int(next.Add(1) - 1) {
-				i := order[n]
-				switch d := p.combined[i].(type) {
-				case []float32:
-					combineInto(d, p, i, w)
-				case []float64:
-					combineInto(d, p, i, w)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	})
 }
 
 // combineInto sets dst, the combined gradient of parameter i, to the sum of

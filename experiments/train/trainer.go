@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -195,28 +194,4 @@ func scalar(n *G.Node) float64 {
 		return v
 	}
 	panic(fmt.Sprintf("train: scalar of %T", n.Value().Data()))
-}
-
-// gradNorm is the global L2 norm of the gradients, summed in parameter order
-// in float64; first names the first parameter whose gradient is not finite.
-func gradNorm(grads []any, params layers.Params) (norm float64, first string) {
-	var s float64
-	for i, g := range grads {
-		var ps float64
-		switch d := g.(type) {
-		case []float32:
-			for _, v := range d {
-				ps += float64(v) * float64(v)
-			}
-		case []float64:
-			for _, v := range d {
-				ps += v * v
-			}
-		}
-		if first == "" && (math.IsNaN(ps) || math.IsInf(ps, 0)) {
-			first = params[i].Name
-		}
-		s += ps
-	}
-	return math.Sqrt(s), first
 }
