@@ -43,14 +43,15 @@ bench:
 bench-openblas:
 	$(GO) test -run '^$$' -bench . -benchmem -tags openblas ./ops/ ./graph/
 
-## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, and libjemalloc2 for the peer's allocator, installed when missing): docs/bench.md
+## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, and libjemalloc2 for the peer's allocator, installed when missing): docs/bench.md; it stops at once if the BLAS rate is >10% below the committed report's (HOST_LIKE=, empty, measures any host)
+HOST_LIKE ?= $(wildcard docs/bench.md)
 bench-peer: deps
 	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || ! /sbin/ldconfig -p | grep -q 'libjemalloc.so.2 '; then \
 		echo "installing python3-torch and libjemalloc2"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch libjemalloc2 >/dev/null; \
 	fi
-	$(GO) run -tags openblas ./cmd/wm bench --reps 8 --out docs/bench.md --resume
+	$(GO) run -tags openblas ./cmd/wm bench --reps 8 --out docs/bench.md --resume $(if $(HOST_LIKE),--host-like $(HOST_LIKE))
 
 fmt:
 	gofmt -w .

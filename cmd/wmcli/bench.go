@@ -252,7 +252,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, b.String())
 	rows, err := cfg.measure(self, peerScript, journal, &b, stdout, stderr)
 	if err != nil {
-		if journal != nil {
+		var slow *hostCheckError
+		switch {
+		case errors.As(err, &slow):
+			if derr := journal.discardIfNoRounds(); derr != nil {
+				err = errors.Errorf("%v (%v)", err, derr)
+			}
+		case journal != nil:
 			err = errors.Errorf("%v (the finished rounds are kept in %s: the same command with --resume continues the run)", err, journal.path)
 		}
 		return fail(1, err)
@@ -300,6 +306,12 @@ type benchSettings struct {
 	allowed []int
 	// peerEnv is the environment that gives the peer its allocator.
 	peerEnv []string
+	// hostLike is the report --host-like names ("" for none), hostRates
+	// its BLAS rates by thread count, and hostSlack how far below them
+	// this run's may be (checkHost).
+	hostLike  string
+	hostRates map[int]float64
+	hostSlack float64
 }
 
 // cpusFor is the CPUs a measurement on p threads is confined to: the first
@@ -349,11 +361,14 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written, then in FILE.rounds.jsonl)")
 		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
 		pin      = fs.Bool("pin", runtime.GOOS == "linux", "run each measurement on p threads (both sides, and the BLAS rate) confined to the first p cores wm bench may use (Linux)")
+		hostLike = fs.String("host-like", "", "a report of wm bench --out (e.g. docs/bench.md) whose host this run must match: stop before the first row if the BLAS rate at a thread count both measure is more than --host-slack below the report's")
+		slack    = fs.Float64("host-slack", 0.1, "with --host-like, the fraction by which this run's BLAS rate may fall below the report's")
 	)
 	if err := fs.Parse(args); err != nil {
 		return benchSettings{}, errBadFlags
 	}
-	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, peerMalloc: *malloc, out: *out, resume: *resume, pin: *pin}
+	cfg := benchSettings{experts: *experts, reps: *reps, rounds: *rounds, peer: *peer, peerMalloc: *malloc, out: *out, resume: *resume, pin: *pin,
+		hostLike: *hostLike, hostSlack: *slack}
 	if err := checkPeerMalloc(cfg.peerMalloc); err != nil {
 		return cfg, err
 	}
@@ -367,6 +382,9 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		return cfg, errors.Errorf("--rounds: must be >= 1, got %d", cfg.rounds)
 	}
 	var err error
+	if cfg.hostRates, err = readHostRates(cfg.hostLike, cfg.hostSlack); err != nil {
+		return cfg, err
+	}
 	if cfg.base, err = parseSizes(*sizes); err != nil {
 		return cfg, err
 	}
@@ -434,10 +452,17 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			rates[r.Threads] = max(rates[r.Threads], r.GFLOPs)
 		}
 	}
+	// --host-like checks this start's rates, not the best of a resumed
+	// journal's: the rows about to be measured run on the host as it is.
+	fresh := map[int]float64{}
 	for _, p := range cfg.procs {
-		if err := keepGemmRate(self, p, cfg.cpusFor(p), rates, j); err != nil {
+		if err := keepGemmRate(self, p, cfg.cpusFor(p), fresh, j); err != nil {
 			return nil, err
 		}
+		rates[p] = max(rates[p], fresh[p])
+	}
+	if err := cfg.checkHost(fresh); err != nil {
+		return nil, err
 	}
 	// The rows, in the table's order. Their rounds are spread over the
 	// run, round 1 of every row before round 2 of any: a slow spell of the

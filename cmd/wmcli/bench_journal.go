@@ -100,6 +100,7 @@ type benchJournal struct {
 	f      *os.File
 	rounds map[roundKey]journalRound
 	rates  []journalRate
+	added  int // rounds this process has added
 }
 
 // openBenchJournal opens the journal beside out for a run with settings s.
@@ -229,6 +230,7 @@ func (j *benchJournal) addRound(r journalRound) error {
 	if j == nil {
 		return nil
 	}
+	j.added++
 	return j.append(journalLine{Round: &r})
 }
 
@@ -253,6 +255,19 @@ func (j *benchJournal) finish(done bool) error {
 		err = os.Rename(j.path, strings.TrimSuffix(j.path, journalSuffix)+roundsSuffix)
 	}
 	return errors.Wrapf(err, "bench journal %s", j.path)
+}
+
+// discardIfNoRounds closes and removes the journal when it holds no
+// round, read back or added (only its settings and BLAS rates), as after a
+// failed host check; a journal with rounds, or none (nil), is left as it
+// is.
+func (j *benchJournal) discardIfNoRounds() error {
+	if j == nil || j.f == nil || len(j.rounds)+j.added > 0 {
+		return nil
+	}
+	j.f.Close()
+	j.f = nil
+	return errors.Wrap(os.Remove(j.path), "bench journal")
 }
 
 // executableHash is the sha256 of the running wm binary: a resumed run

@@ -1,0 +1,77 @@
+package wmcli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// A run of wm bench compares with an earlier one (docs/bench.md, through
+// wm bench-diff) only on a host as fast as that run's. On this shared
+// machine the host has run 20–35% slower for hours at a time, and then the
+// peer's two-thread rows lost more than wm's, raising their ratios with no
+// change to either program (docs/performance.md, "A re-run on a slower
+// host, not committed"). --host-like REPORT measures the BLAS rate first,
+// as every run does, and stops before the first row when it is more than
+// --host-slack below REPORT's, rather than an hour later.
+
+// readHostRates reads the BLAS rates by thread count of the report at path
+// for --host-like (nil when path is ""), and checks slack.
+func readHostRates(path string, slack float64) (map[int]float64, error) {
+	if !(slack >= 0 && slack < 1) {
+		return nil, errors.Errorf("--host-slack: must be in [0, 1), got %v", slack)
+	}
+	if path == "" {
+		return nil, nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "--host-like")
+	}
+	rep, err := parseBenchReport(path, string(text))
+	if err != nil {
+		return nil, errors.Wrap(err, "--host-like")
+	}
+	if len(rep.rates) == 0 {
+		return nil, errors.Errorf("--host-like: %s has no BLAS rates (no matrix-product ceiling table) to compare this host with", path)
+	}
+	return rep.rates, nil
+}
+
+// checkHost returns an error naming every thread count at which rates, this
+// run's BLAS rates so far, fall more than cfg.hostSlack below those of the
+// --host-like report; nil without --host-like, or when the two share no
+// thread count.
+func (cfg benchSettings) checkHost(rates map[int]float64) error {
+	if cfg.hostRates == nil {
+		return nil
+	}
+	var threads []int
+	for p := range rates {
+		if _, ok := cfg.hostRates[p]; ok {
+			threads = append(threads, p)
+		}
+	}
+	sort.Ints(threads)
+	var slow []string
+	for _, p := range threads {
+		if want := cfg.hostRates[p]; rates[p] < (1-cfg.hostSlack)*want {
+			slow = append(slow, fmt.Sprintf("%.0f GFLOP/s on %d thread(s) against %.0f (%.0f%% below)", rates[p], p, want, 100*(1-rates[p]/want)))
+		}
+	}
+	if len(slow) == 0 {
+		return nil
+	}
+	return &hostCheckError{fmt.Sprintf("host check: this host's BLAS rate is %s in %s, more than --host-slack %.0f%% below: its ratios to the peer would not compare with that run's; measure when the host is back to speed (or without --host-like)",
+		strings.Join(slow, "; "), cfg.hostLike, 100*cfg.hostSlack)}
+}
+
+// hostCheckError is checkHost's verdict that the host is too slow: the run
+// stops before its first row, and a journal that holds no round yet is
+// removed with it (runBench), so the same command can simply be run again.
+type hostCheckError struct{ msg string }
+
+func (e *hostCheckError) Error() string { return e.msg }

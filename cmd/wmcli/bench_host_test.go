@@ -1,0 +1,101 @@
+package wmcli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hostReport is a report of wm bench --out with one row on 2 threads whose
+// BLAS rate is rate GFLOP/s.
+func hostReport(rate string) string {
+	return `# wm bench
+
+2026-11-29: a test's report.
+
+| pattern | d_model | seq_len | batch | threads | wm train tok/s | peer train tok/s | wm eval tok/s | peer eval tok/s |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| (SM)1 | 32 | 32 | 2 | 2 | 1000 | 500 | 3000 | 1000 |
+
+| row | BLAS GFLOP/s | train ceiling tok/s | eval ceiling tok/s |
+| --- | ---: | ---: | ---: |
+| (SM)1 d32 t32 b2 ×2 | ` + rate + ` | 5000 | 9000 |
+`
+}
+
+// checkHost passes rates within --host-slack of the report's, names every
+// thread count below it, and ignores thread counts the report lacks.
+func TestBenchCheckHost(t *testing.T) {
+	cfg := benchSettings{hostLike: "docs/bench.md", hostRates: map[int]float64{1: 240, 2: 460}, hostSlack: 0.1}
+	if err := cfg.checkHost(map[int]float64{1: 230, 2: 415}); err != nil {
+		t.Errorf("rates within 10%%: %v", err)
+	}
+	err := cfg.checkHost(map[int]float64{1: 183, 2: 358, 4: 1})
+	if err == nil || !strings.Contains(err.Error(), "183 GFLOP/s on 1 thread(s) against 240 (24% below); 358 GFLOP/s on 2 thread(s) against 460 (22% below) in docs/bench.md") {
+		t.Errorf("slow rates: %v", err)
+	}
+	if err := cfg.checkHost(map[int]float64{4: 1}); err != nil {
+		t.Errorf("no thread count in common: %v", err)
+	}
+	if err := (benchSettings{}).checkHost(map[int]float64{1: 1}); err != nil {
+		t.Errorf("without --host-like: %v", err)
+	}
+}
+
+// --host-like must name a report with BLAS rates, and --host-slack a
+// fraction below 1; each mistake is an error naming it.
+func TestBenchHostLikeErrors(t *testing.T) {
+	dir := t.TempDir()
+	noRates := filepath.Join(dir, "norates.md")
+	os.WriteFile(noRates, []byte(strings.SplitAfter(hostReport("1"), "| 1000 |\n")[0]), 0o644)
+	other := filepath.Join(dir, "other.md")
+	os.WriteFile(other, []byte("# notes\n"), 0o644)
+	for _, c := range []struct {
+		path  string
+		slack float64
+		want  string
+	}{
+		{filepath.Join(dir, "missing.md"), 0.1, "--host-like: open " + filepath.Join(dir, "missing.md")},
+		{other, 0.1, "not a report of wm bench --out"},
+		{noRates, 0.1, "has no BLAS rates"},
+		{"", 1, "--host-slack: must be in [0, 1), got 1"},
+		{"", -0.5, "--host-slack: must be in [0, 1)"},
+	} {
+		if _, err := readHostRates(c.path, c.slack); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q, slack %v: %v, want %q", c.path, c.slack, err, c.want)
+		}
+	}
+	if rates, err := readHostRates("", 0.1); rates != nil || err != nil {
+		t.Errorf("no --host-like: %v, %v", rates, err)
+	}
+}
+
+// Against a report whose host was far faster, wm bench stops after the
+// BLAS rate with exit 1, names the rate, measures no row, and leaves no
+// journal behind, so the same command can be run again later.
+func TestBenchStopsOnSlowHost(t *testing.T) {
+	bin, tmp := buildWM(t)
+	fast := filepath.Join(tmp, "fast.md")
+	if err := os.WriteFile(fast, []byte(hostReport("1000000")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "bench.md")
+	res, err := exec.Command(bin, "bench", "--host-like", fast, "--patterns", "(SM)1", "--sizes", "32x32x2", "--procs", "2",
+		"--reps", "1", "--rounds", "1", "--peer", "", "--out", out).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1:\n%s", err, res)
+	}
+	if !strings.Contains(string(res), "host check: this host's BLAS rate is ") || !strings.Contains(string(res), "on 2 thread(s) against 1000000") {
+		t.Errorf("the error does not name the rates:\n%s", res)
+	}
+	if strings.Contains(string(res), "measuring ") {
+		t.Errorf("a row was measured on a slow host:\n%s", res)
+	}
+	for _, f := range []string{out, out + journalSuffix} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s is left behind (%v)", f, err)
+		}
+	}
+}
