@@ -254,7 +254,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		var slow *hostCheckError
 		switch {
-		case errors.As(err, &slow):
+		case errors.As(err, &slow) && journal.hasNoRounds():
 			if derr := journal.discardIfNoRounds(); derr != nil {
 				err = errors.Errorf("%v (%v)", err, derr)
 			}
@@ -452,17 +452,17 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			rates[r.Threads] = max(rates[r.Threads], r.GFLOPs)
 		}
 	}
-	// --host-like checks this start's rates, not the best of a resumed
-	// journal's: the rows about to be measured run on the host as it is.
-	fresh := map[int]float64{}
+	// With --host-like, every reading is also checked against the report's
+	// (hostGuard.reading): this start's, not the best of a resumed
+	// journal's, and the later ones, so that a host that slows down stops
+	// the run with its finished rounds kept for --resume.
+	guard := hostGuard{cfg: cfg, rates: rates, measure: func(p int) (float64, error) {
+		return measureGemmRate(self, p, cfg.cpusFor(p), j)
+	}}
 	for _, p := range cfg.procs {
-		if err := keepGemmRate(self, p, cfg.cpusFor(p), fresh, j); err != nil {
+		if err := guard.reading(p); err != nil {
 			return nil, err
 		}
-		rates[p] = max(rates[p], fresh[p])
-	}
-	if err := cfg.checkHost(fresh); err != nil {
-		return nil, err
 	}
 	// The rows, in the table's order. Their rounds are spread over the
 	// run, round 1 of every row before round 2 of any: a slow spell of the
@@ -483,18 +483,22 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 	for round := 1; round <= cfg.rounds; round++ {
 		if round > 1 {
 			for _, p := range cfg.procs {
-				if err := keepGemmRate(self, p, cfg.cpusFor(p), rates, j); err != nil {
+				if err := guard.reading(p); err != nil {
 					return nil, err
 				}
 			}
 		}
 		for i := range rows {
 			row := &rows[i]
+			_, fromJournal := j.round(row.Pattern, row.Size, row.Threads, round)
 			if err := cfg.measureRoundOf(row, self, peerScript, round, j, stderr); err != nil {
 				return nil, err
 			}
-			if round == 1 {
-				if err := keepGemmRate(self, row.Threads, cfg.cpusFor(row.Threads), rates, j); err != nil {
+			// After every row of round 1, and with --host-like after every
+			// row measured now, which then notices a slow spell within a
+			// row or two.
+			if round == 1 || cfg.hostRates != nil && !fromJournal {
+				if err := guard.reading(row.Threads); err != nil {
 					return nil, err
 				}
 			}
@@ -515,16 +519,15 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 	return rows, nil
 }
 
-// keepGemmRate measures the BLAS's float32 product rate on p threads in a
-// fresh process (confined to cpus; nil: not confined) and keeps it in
-// rates[p] if it is the best so far, and in the journal j (nil: none).
-func keepGemmRate(self string, p int, cpus []int, rates map[int]float64, j *benchJournal) error {
+// measureGemmRate measures the BLAS's float32 product rate on p threads in
+// a fresh process (confined to cpus; nil: not confined) and records it in
+// the journal j (nil: none).
+func measureGemmRate(self string, p int, cpus []int, j *benchJournal) (float64, error) {
 	r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, cpus, "GOMAXPROCS="+fmt.Sprint(p))
 	if err != nil {
-		return errors.Wrapf(err, "BLAS rate on %d threads", p)
+		return 0, errors.Wrapf(err, "BLAS rate on %d threads", p)
 	}
-	rates[p] = max(rates[p], r.GemmRate)
-	return j.addRate(p, r.GemmRate)
+	return r.GemmRate, j.addRate(p, r.GemmRate)
 }
 
 // measureRoundOf adds round `round` of row's configuration to row: wm's

@@ -1,6 +1,7 @@
 package wmcli
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,40 @@ func TestBenchCheckHost(t *testing.T) {
 	}
 	if err := (benchSettings{}).checkHost(map[int]float64{1: 1}); err != nil {
 		t.Errorf("without --host-like: %v", err)
+	}
+}
+
+// hostGuard keeps the best reading at each thread count, measures a slow
+// reading once more and stops only when the second is slow too, and
+// without --host-like only keeps the readings.
+func TestBenchHostGuard(t *testing.T) {
+	readings := []float64{450, 300, 440, 300, 320}
+	var taken int
+	measure := func(p int) (float64, error) {
+		r := readings[taken]
+		taken++
+		return r, nil
+	}
+	rates := map[int]float64{}
+	g := hostGuard{cfg: benchSettings{hostLike: "docs/bench.md", hostRates: map[int]float64{2: 464}, hostSlack: 0.1}, rates: rates, measure: measure}
+	if err := g.reading(2); err != nil || taken != 1 {
+		t.Errorf("a fast reading: %v after %d readings", err, taken)
+	}
+	if err := g.reading(2); err != nil || taken != 3 {
+		t.Errorf("a slow reading then a fast one: %v after %d readings, want no error after 3", err, taken)
+	}
+	err := g.reading(2)
+	var slow *hostCheckError
+	if !errors.As(err, &slow) || taken != 5 || !strings.Contains(err.Error(), "320 GFLOP/s on 2 thread(s) against 464") {
+		t.Errorf("two slow readings: %v after %d readings, want a host check naming the better of the two", err, taken)
+	}
+	if rates[2] != 450 {
+		t.Errorf("kept rate %v, want the best reading 450", rates[2])
+	}
+	taken, readings = 0, []float64{1, 2}
+	free := hostGuard{rates: map[int]float64{}, measure: measure}
+	if err := free.reading(1); err != nil || taken != 1 || free.rates[1] != 1 {
+		t.Errorf("without --host-like: %v, %d readings, rates %v", err, taken, free.rates)
 	}
 }
 

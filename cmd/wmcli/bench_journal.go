@@ -262,13 +262,17 @@ func (j *benchJournal) finish(done bool) error {
 // failed host check; a journal with rounds, or none (nil), is left as it
 // is.
 func (j *benchJournal) discardIfNoRounds() error {
-	if j == nil || j.f == nil || len(j.rounds)+j.added > 0 {
+	if j == nil || j.f == nil || !j.hasNoRounds() {
 		return nil
 	}
 	j.f.Close()
 	j.f = nil
 	return errors.Wrap(os.Remove(j.path), "bench journal")
 }
+
+// hasNoRounds says whether the journal holds no round, read back or added
+// (true for none, nil).
+func (j *benchJournal) hasNoRounds() bool { return j == nil || len(j.rounds)+j.added == 0 }
 
 // executableHash is the sha256 of the running wm binary: a resumed run
 // must be the same build as the one that wrote the journal.
