@@ -261,6 +261,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		case journal != nil:
 			err = errors.Errorf("%v (the finished rounds are kept in %s: the same command with --resume continues the run)", err, journal.path)
 		}
+		if slow != nil {
+			return fail(exitHostSlow, err)
+		}
 		return fail(1, err)
 	}
 	analysis := benchAnalysis(rows)

@@ -72,6 +72,11 @@ func (cfg benchSettings) checkHost(rates map[int]float64) error {
 		strings.Join(slow, "; "), cfg.hostLike, 100*cfg.hostSlack)}
 }
 
+// exitHostSlow is wm bench's exit status when --host-like stopped the run
+// (any other failure exits 1), so that a script can wait and run the same
+// command again (scripts/bench-until-done.sh).
+const exitHostSlow = 3
+
 // hostGuard takes a run's readings of the BLAS rate: it keeps the best at
 // each thread count in rates (the rate of the ceilings) and, with
 // --host-like, checks each reading against the report's. A slow reading is
