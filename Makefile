@@ -33,8 +33,7 @@ test-purego:
 	WM_BROWSER_TEST=1 $(GO) test -count=1 ./...
 
 test-openblas:
-	$(GO) test -count=1 -tags openblas ./ops/ ./layers/ ./graph/ ./cmd/...
-	$(GO) test -count=1 -tags openblas -run 'AdamW|Combine|SumSquares|GradNorm' ./experiments/train/
+	$(GO) test -count=1 -tags openblas ./ops/ ./layers/ ./graph/ ./cmd/... ./experiments/... ./plots/...
 
 ## bench: one benchmark per op and per architecture, forward and forward+backward, pure Go and OpenBLAS
 bench:
