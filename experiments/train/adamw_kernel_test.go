@@ -28,17 +28,7 @@ func adamwMatchesGo(t *testing.T, loop string) {
 			m, v := make([]float64, n), make([]float64, n)
 			mGo, vGo := make([]float64, n), make([]float64, n)
 			for step := 1; step <= 4; step++ {
-				g := make([]float32, n)
-				for j := range g {
-					switch j % 5 {
-					case 0:
-						g[j] = 0
-					case 1:
-						g[j] = float32(r.NormFloat64() * 1e-20)
-					default:
-						g[j] = float32(r.NormFloat64() * math.Pow(10, float64(r.Intn(9)-4)))
-					}
-				}
+				g := spreadValues(r, n, 5, 1e-20, -4, 9)
 				s := adamwStep{scale: 0.75, beta1: 0.9, beta2: 0.999, lr: 3e-3, decay: decay,
 					c1: 1 - math.Pow(0.9, float64(step)), c2: 1 - math.Pow(0.999, float64(step)), eps: 1e-8}
 				if step == 3 {

@@ -16,17 +16,22 @@ import (
 )
 
 // gradValues is n float32 values from 1e-20 to 1e15 in size, both signs,
-// zeros and subnormals among them.
-func gradValues(r *rand.Rand, n int) []float32 {
+// zeros and subnormals (1e-40) among them.
+func gradValues(r *rand.Rand, n int) []float32 { return spreadValues(r, n, 7, 1e-40, -20, 36) }
+
+// spreadValues is n float32 values for the kernel tests: the values at
+// indices ≡ 0 mod period are zero, those ≡ 1 are tiny·N(0, 1), and the
+// others N(0, 1)·10^e with e drawn uniformly from [lo, lo+span).
+func spreadValues(r *rand.Rand, n, period int, tiny float64, lo, span int) []float32 {
 	x := make([]float32, n)
 	for j := range x {
-		switch j % 7 {
+		switch j % period {
 		case 0:
 			x[j] = 0
 		case 1:
-			x[j] = float32(r.NormFloat64() * 1e-40) // subnormal in float32
+			x[j] = float32(r.NormFloat64() * tiny)
 		default:
-			x[j] = float32(r.NormFloat64() * math.Pow(10, float64(r.Intn(36)-20)))
+			x[j] = float32(r.NormFloat64() * math.Pow(10, float64(r.Intn(span)+lo)))
 		}
 	}
 	return x
