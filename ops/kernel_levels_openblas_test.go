@@ -14,6 +14,7 @@ import (
 // portable loops.
 func TestRMSNormRowsEveryLevel(t *testing.T) {
 	atEveryLevel(t, rmsnormLevel, TestRMSNormRowsMatchGo)
+	atEveryLevel(t, rmsnormLevel, TestRMSNormSavedInvKeepsBits)
 }
 
 // The SSD backward's row kernel gives the Go definition's bits at every

@@ -8,8 +8,8 @@ import (
 )
 
 // Only graphs that take the gradient keep a routed MoE's expert
-// activations, SwiGLU's x W1 and x W3, CDMoE's shared activations or SSD's
-// chunk states after a forward; an evaluation
+// activations, SwiGLU's x W1 and x W3, CDMoE's shared activations, SSD's
+// chunk states or RMSNorm's 1/rms of each row after a forward; an evaluation
 // graph hands them back to the pools when its forward is done, and
 // ReleaseBuffers drops what a training graph kept.
 func TestMoEsSaveOnlyForGradient(t *testing.T) {
@@ -29,6 +29,9 @@ func TestMoEsSaveOnlyForGradient(t *testing.T) {
 		{"ssd", ssdFDInputs(ssdEdgeCases[0], ssdEdgeCases[0].h),
 			func(n []*G.Node) (*G.Node, error) { return ssdFromNodes(ssdEdgeCases[0], n, "y", false) },
 			func(y *G.Node) bool { return y.Op().(fusedOp).k.(ssdKernel).saved.states != nil }},
+		{"rmsnorm", []fdInput{{name: "x", shape: []int{2, 3, 7}}, {name: "w", shape: []int{7}}},
+			func(n []*G.Node) (*G.Node, error) { return RMSNorm(n[0], n[1], 1e-6) },
+			func(y *G.Node) bool { return y.Op().(fusedOp).k.(rmsnormKernel).saved.valid }},
 	} {
 		for _, withGrad := range []bool{false, true} {
 			g := G.NewGraph()

@@ -36,17 +36,19 @@ static double wm_rms_inv_any(const float *x, ptrdiff_t d, double eps) {
 	return 1 / sqrt(((s[0] + s[1]) + (s[2] + s[3])) / (double)d + eps);
 }
 
-static void wm_rmsnorm_fwd_any(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps) {
+static void wm_rmsnorm_fwd_any(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps,
+                               double *invs) {
 	for (ptrdiff_t r = 0; r < rows; r++, x += d, y += d) {
 		double inv = wm_rms_inv_any(x, d, eps);
+		if (invs != NULL) invs[r] = inv;
 		for (ptrdiff_t j = 0; j < d; j++) y[j] = (float)((double)x[j] * inv) * w[j];
 	}
 }
 
 static void wm_rmsnorm_bwd_any(float *dx, const float *g, const float *x, const float *w, double *dw, ptrdiff_t rows,
-                               ptrdiff_t d, double eps) {
+                               ptrdiff_t d, double eps, const double *invs) {
 	for (ptrdiff_t r = 0; r < rows; r++, x += d, g += d) {
-		double inv = wm_rms_inv_any(x, d, eps);
+		double inv = invs != NULL ? invs[r] : wm_rms_inv_any(x, d, eps);
 		double s[4] = {0, 0, 0, 0};
 		ptrdiff_t j = 0;
 		for (; j + 4 <= d; j += 4)
@@ -136,14 +138,22 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_fwd_row_avx2(float *y, co
 // wm_rmsnorm_fwd_avx2 runs the rows four at a time (wm_rms_inv4_avx2), the
 // last rows% 4 one at a time.
 __attribute__((target("avx2"))) static void wm_rmsnorm_fwd_avx2(float *y, const float *x, const float *w,
-                                                                ptrdiff_t rows, ptrdiff_t d, double eps) {
+                                                                ptrdiff_t rows, ptrdiff_t d, double eps,
+                                                                double *invs) {
 	ptrdiff_t r = 0;
 	for (; r + 4 <= rows; r += 4, x += 4 * d, y += 4 * d) {
 		double inv[4];
 		wm_rms_inv4_avx2(inv, x, d, eps);
-		for (int k = 0; k < 4; k++) wm_rmsnorm_fwd_row_avx2(y + k * d, x + k * d, w, d, inv[k]);
+		for (int k = 0; k < 4; k++) {
+			if (invs != NULL) invs[r + k] = inv[k];
+			wm_rmsnorm_fwd_row_avx2(y + k * d, x + k * d, w, d, inv[k]);
+		}
 	}
-	for (; r < rows; r++, x += d, y += d) wm_rmsnorm_fwd_row_avx2(y, x, w, d, wm_rms_inv_avx2(x, d, eps));
+	for (; r < rows; r++, x += d, y += d) {
+		double inv = wm_rms_inv_avx2(x, d, eps);
+		if (invs != NULL) invs[r] = inv;
+		wm_rmsnorm_fwd_row_avx2(y, x, w, d, inv);
+	}
 }
 
 // wm_rmsnorm_dx_row_avx2 is one row of dx = inv·g·w − x·c.
@@ -165,8 +175,8 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_dx_row_avx2(float *dx, co
 // (when not NULL) from c = inv³·Σ g·w·x / d.
 __attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, const float *g, const float *x,
                                                                  const float *w, double *dw, ptrdiff_t d,
-                                                                 double eps) {
-	double inv = wm_rms_inv_avx2(x, d, eps);
+                                                                 double eps, const double *inv1) {
+	double inv = inv1 != NULL ? *inv1 : wm_rms_inv_avx2(x, d, eps);
 	__m256d vi = _mm256_set1_pd(inv), acc = _mm256_setzero_pd();
 	ptrdiff_t j = 0;
 	for (; j + 4 <= d; j += 4) {
@@ -193,9 +203,12 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, cons
 // kernel gives.
 __attribute__((target("avx2"))) static void wm_rmsnorm_bwd4_avx2(float *dx, const float *g, const float *x,
                                                                  const float *w, double *dw, ptrdiff_t d,
-                                                                 double eps) {
+                                                                 double eps, const double *inv4) {
 	double inv[4], c[4];
-	wm_rms_inv4_avx2(inv, x, d, eps);
+	if (inv4 != NULL)
+		for (int r = 0; r < 4; r++) inv[r] = inv4[r];
+	else
+		wm_rms_inv4_avx2(inv, x, d, eps);
 	__m256d vi[4], acc[4];
 	for (int r = 0; r < 4; r++) vi[r] = _mm256_set1_pd(inv[r]), acc[r] = _mm256_setzero_pd();
 	ptrdiff_t j = 0;
@@ -228,14 +241,14 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd4_avx2(float *dx, cons
 // the last rows % 4 one at a time.
 __attribute__((target("avx2"))) static void wm_rmsnorm_bwd_avx2(float *dx, const float *g, const float *x,
                                                                 const float *w, double *dw, ptrdiff_t rows,
-                                                                ptrdiff_t d, double eps) {
+                                                                ptrdiff_t d, double eps, const double *invs) {
 	ptrdiff_t r = 0;
 	for (; r + 4 <= rows; r += 4, x += 4 * d, g += 4 * d) {
-		wm_rmsnorm_bwd4_avx2(dx, g, x, w, dw, d, eps);
+		wm_rmsnorm_bwd4_avx2(dx, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
 		if (dx != NULL) dx += 4 * d;
 	}
 	for (; r < rows; r++, x += d, g += d) {
-		wm_rmsnorm_bwd1_avx2(dx, g, x, w, dw, d, eps);
+		wm_rmsnorm_bwd1_avx2(dx, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
 		if (dx != NULL) dx += d;
 	}
 }
@@ -285,14 +298,17 @@ WM_RMS512_ATTR static void wm_rmsnorm_fwd_row_avx512(float *y, const float *x, c
 // wm_rmsnorm_fwd_avx512 runs the rows eight at a time (wm_rms_inv8_avx512),
 // the rest as wm_rmsnorm_fwd_avx2 does.
 WM_RMS512_ATTR static void wm_rmsnorm_fwd_avx512(float *y, const float *x, const float *w, ptrdiff_t rows,
-                                                 ptrdiff_t d, double eps) {
+                                                 ptrdiff_t d, double eps, double *invs) {
 	ptrdiff_t r = 0;
 	for (; r + 8 <= rows; r += 8, x += 8 * d, y += 8 * d) {
 		double inv[8];
 		wm_rms_inv8_avx512(inv, x, d, eps);
-		for (int k = 0; k < 8; k++) wm_rmsnorm_fwd_row_avx512(y + k * d, x + k * d, w, d, inv[k]);
+		for (int k = 0; k < 8; k++) {
+			if (invs != NULL) invs[r + k] = inv[k];
+			wm_rmsnorm_fwd_row_avx512(y + k * d, x + k * d, w, d, inv[k]);
+		}
 	}
-	wm_rmsnorm_fwd_avx2(y, x, w, rows - r, d, eps);
+	wm_rmsnorm_fwd_avx2(y, x, w, rows - r, d, eps, invs != NULL ? invs + r : NULL);
 }
 
 // wm_rmsnorm_dx_row_avx512 is wm_rmsnorm_dx_row_avx2 eight values at a
@@ -323,9 +339,12 @@ WM_RMS512_ATTR static inline __m512d wm_rms_pair512(const float *a, ptrdiff_t d)
 // updated by the eight rows in row order, so every value is what the
 // row-by-row kernel gives.
 WM_RMS512_ATTR static void wm_rmsnorm_bwd8_avx512(float *dx, const float *g, const float *x, const float *w,
-                                                  double *dw, ptrdiff_t d, double eps) {
+                                                  double *dw, ptrdiff_t d, double eps, const double *inv8) {
 	double inv[8], c[8];
-	wm_rms_inv8_avx512(inv, x, d, eps);
+	if (inv8 != NULL)
+		for (int r = 0; r < 8; r++) inv[r] = inv8[r];
+	else
+		wm_rms_inv8_avx512(inv, x, d, eps);
 	__m512d vi[4], acc[4];
 	for (int q = 0; q < 4; q++) {
 		vi[q] = _mm512_insertf64x4(_mm512_set1_pd(inv[2 * q]), _mm256_set1_pd(inv[2 * q + 1]), 1);
@@ -363,13 +382,14 @@ WM_RMS512_ATTR static void wm_rmsnorm_bwd8_avx512(float *dx, const float *g, con
 // wm_rmsnorm_bwd_avx512 runs the rows eight at a time
 // (wm_rmsnorm_bwd8_avx512), the rest as wm_rmsnorm_bwd_avx2 does.
 WM_RMS512_ATTR static void wm_rmsnorm_bwd_avx512(float *dx, const float *g, const float *x, const float *w,
-                                                 double *dw, ptrdiff_t rows, ptrdiff_t d, double eps) {
+                                                 double *dw, ptrdiff_t rows, ptrdiff_t d, double eps,
+                                                 const double *invs) {
 	ptrdiff_t r = 0;
 	for (; r + 8 <= rows; r += 8, x += 8 * d, g += 8 * d) {
-		wm_rmsnorm_bwd8_avx512(dx, g, x, w, dw, d, eps);
+		wm_rmsnorm_bwd8_avx512(dx, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
 		if (dx != NULL) dx += 8 * d;
 	}
-	wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows - r, d, eps);
+	wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows - r, d, eps, invs != NULL ? invs + r : NULL);
 }
 
 #else
@@ -381,16 +401,20 @@ WM_RMS512_ATTR static void wm_rmsnorm_bwd_avx512(float *dx, const float *g, cons
 
 WM_LEVEL_SWITCH(wm_rms, 0)
 
-static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps) {
-	if (wm_rms_level >= 2) wm_rmsnorm_fwd_avx512(y, x, w, rows, d, eps);
-	else if (wm_rms_level == 1) wm_rmsnorm_fwd_avx2(y, x, w, rows, d, eps);
-	else wm_rmsnorm_fwd_any(y, x, w, rows, d, eps);
+// wm_rmsnorm_fwd also writes each row's 1/rms to invs when it is not
+// NULL; wm_rmsnorm_bwd takes them from invs when it is not NULL (the same
+// values it would compute) instead of reading x once more for them.
+static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t rows, ptrdiff_t d, double eps,
+                           double *invs) {
+	if (wm_rms_level >= 2) wm_rmsnorm_fwd_avx512(y, x, w, rows, d, eps, invs);
+	else if (wm_rms_level == 1) wm_rmsnorm_fwd_avx2(y, x, w, rows, d, eps, invs);
+	else wm_rmsnorm_fwd_any(y, x, w, rows, d, eps, invs);
 }
 static void wm_rmsnorm_bwd(float *dx, const float *g, const float *x, const float *w, double *dw, ptrdiff_t rows,
-                           ptrdiff_t d, double eps) {
-	if (wm_rms_level >= 2) wm_rmsnorm_bwd_avx512(dx, g, x, w, dw, rows, d, eps);
-	else if (wm_rms_level == 1) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps);
-	else wm_rmsnorm_bwd_any(dx, g, x, w, dw, rows, d, eps);
+                           ptrdiff_t d, double eps, const double *invs) {
+	if (wm_rms_level >= 2) wm_rmsnorm_bwd_avx512(dx, g, x, w, dw, rows, d, eps, invs);
+	else if (wm_rms_level == 1) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps, invs);
+	else wm_rmsnorm_bwd_any(dx, g, x, w, dw, rows, d, eps, invs);
 }
 */
 import "C"
@@ -404,19 +428,22 @@ func rmsnormLevel(most int) int {
 }
 
 // rmsnormForwardRows32 is rmsnormForwardRows on float32 rows, in C.
-func rmsnormForwardRows32(y, x, w []float32, eps float64) {
+func rmsnormForwardRows32(y, x, w []float32, eps float64, inv []float64) {
 	d := len(w)
 	rows := len(x) / d
 	if rows == 0 {
 		return
 	}
 	_ = y[rows*d-1]
-	C.wm_rmsnorm_fwd(f32p(y), f32p(x), f32p(w), C.ptrdiff_t(rows), C.ptrdiff_t(d), C.double(eps))
+	if inv != nil {
+		_ = inv[rows-1]
+	}
+	C.wm_rmsnorm_fwd(f32p(y), f32p(x), f32p(w), C.ptrdiff_t(rows), C.ptrdiff_t(d), C.double(eps), f64p(inv))
 }
 
 // rmsnormBackwardRows32 is rmsnormBackwardRows on float32 rows, in C; dx
 // may be nil.
-func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64) {
+func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64, inv []float64) {
 	d := len(w)
 	rows := len(x) / d
 	if rows == 0 {
@@ -426,5 +453,9 @@ func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64) {
 	if dx != nil {
 		_ = dx[rows*d-1]
 	}
-	C.wm_rmsnorm_bwd(f32p(dx), f32p(dy), f32p(x), f32p(w), f64p(dw), C.ptrdiff_t(rows), C.ptrdiff_t(d), C.double(eps))
+	if inv != nil {
+		_ = inv[rows-1]
+	}
+	C.wm_rmsnorm_bwd(f32p(dx), f32p(dy), f32p(x), f32p(w), f64p(dw), C.ptrdiff_t(rows), C.ptrdiff_t(d), C.double(eps),
+		f64p(inv))
 }

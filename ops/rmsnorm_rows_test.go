@@ -27,8 +27,8 @@ func TestRMSNormRowsMatchGo(t *testing.T) {
 		}
 		name := fmt.Sprintf("d=%d", d)
 		y, want := make([]float32, rows*d), make([]float32, rows*d)
-		rmsnormForwardRows32(y, x, w, 1e-6)
-		rmsnormForwardRows(want, x, w, 1e-6)
+		rmsnormForwardRows32(y, x, w, 1e-6, nil)
+		rmsnormForwardRows(want, x, w, 1e-6, nil)
 		assertSame32(t, name+" y", y, want)
 		for _, withDx := range []bool{true, false} {
 			var dx, wantDx []float32
@@ -37,13 +37,75 @@ func TestRMSNormRowsMatchGo(t *testing.T) {
 			}
 			dw, wantDw := make([]float64, d), make([]float64, d)
 			for range 2 { // dw adds up over calls
-				rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6)
-				rmsnormBackwardRows(wantDx, g, x, w, wantDw, 1e-6)
+				rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6, nil)
+				rmsnormBackwardRows(wantDx, g, x, w, wantDw, 1e-6, nil)
 			}
 			assertSame32(t, name+" dx", dx, wantDx)
 			for j := range dw {
 				if dw[j] != wantDw[j] {
 					t.Fatalf("%s: dw[%d] = %v, Go gives %v (bit-identical)", name, j, dw[j], wantDw[j])
+				}
+			}
+		}
+	}
+}
+
+// The forward's 1/rms of each row, kept for the backward, are the values
+// the backward computes without them (invRMS, to the bit), and a backward
+// given them writes the same dx and dw bits as one without: float32 in this
+// build's kernels and float64 in Go, over rows in blocks of eight and four
+// and their tails. With the openblas tag, TestRMSNormRowsEveryLevel runs
+// this on each kernel variant the CPU has.
+func TestRMSNormSavedInvKeepsBits(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for _, d := range []int{3, 8, 64, 257} {
+		for _, rows := range []int{1, 5, 13, 67} {
+			x, g, w := make([]float32, rows*d), make([]float32, rows*d), make([]float32, d)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/d%5-2)))
+				g[i] = float32(r.NormFloat64())
+			}
+			for i := range w {
+				w[i] = float32(1 + 0.3*r.NormFloat64())
+			}
+			name := fmt.Sprintf("d=%d rows=%d", d, rows)
+			inv := make([]float64, rows)
+			rmsnormForwardRows32(make([]float32, rows*d), x, w, 1e-6, inv)
+			for i := range inv {
+				if want := invRMS(x[i*d:(i+1)*d], 1e-6); inv[i] != want {
+					t.Fatalf("%s: the forward kept 1/rms %v for row %d, invRMS gives %v", name, inv[i], i, want)
+				}
+			}
+			dx, wantDx := make([]float32, rows*d), make([]float32, rows*d)
+			dw, wantDw := make([]float64, d), make([]float64, d)
+			rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6, inv)
+			rmsnormBackwardRows32(wantDx, g, x, w, wantDw, 1e-6, nil)
+			assertSame32(t, name+" dx", dx, wantDx)
+			for j := range dw {
+				if dw[j] != wantDw[j] {
+					t.Fatalf("%s: dw[%d] = %v with the kept 1/rms, %v without", name, j, dw[j], wantDw[j])
+				}
+			}
+			x64, g64, w64 := make([]float64, rows*d), make([]float64, rows*d), make([]float64, d)
+			for i := range x64 {
+				x64[i], g64[i] = float64(x[i]), float64(g[i])
+			}
+			for i := range w64 {
+				w64[i] = float64(w[i])
+			}
+			rmsnormForwardRows(make([]float64, rows*d), x64, w64, 1e-6, inv)
+			dx64, wantDx64 := make([]float64, rows*d), make([]float64, rows*d)
+			dw, wantDw = make([]float64, d), make([]float64, d)
+			rmsnormBackwardRows(dx64, g64, x64, w64, dw, 1e-6, inv)
+			rmsnormBackwardRows(wantDx64, g64, x64, w64, wantDw, 1e-6, nil)
+			for i := range dx64 {
+				if dx64[i] != wantDx64[i] {
+					t.Fatalf("%s float64: dx[%d] = %v with the kept 1/rms, %v without", name, i, dx64[i], wantDx64[i])
+				}
+			}
+			for j := range dw {
+				if dw[j] != wantDw[j] {
+					t.Fatalf("%s float64: dw[%d] = %v with the kept 1/rms, %v without", name, j, dw[j], wantDw[j])
 				}
 			}
 		}
@@ -61,7 +123,9 @@ func assertSame32(t *testing.T, what string, got, want []float32) {
 
 // BenchmarkRMSNormRows32 times the float32 row kernels alone on the rows of
 // a d_model-64 step (2048 rows) and a d_model-256 one (4096 rows), in
-// rows per second; the rows are warm in cache as they are in a step.
+// rows per second; the rows are warm in cache as they are in a step. The
+// backward runs without the forward's 1/rms (bwd) and with them (bwd-kept,
+// as a training step runs it).
 func BenchmarkRMSNormRows32(b *testing.B) {
 	for _, c := range []struct{ d, rows int }{{64, 2048}, {256, 4096}} {
 		r := rand.New(rand.NewSource(1))
@@ -75,13 +139,21 @@ func BenchmarkRMSNormRows32(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("fwd/d=%d", c.d), func(b *testing.B) {
 			for b.Loop() {
-				rmsnormForwardRows32(y, x, w, 1e-6)
+				rmsnormForwardRows32(y, x, w, 1e-6, nil)
 			}
 			b.ReportMetric(float64(c.rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 		b.Run(fmt.Sprintf("bwd/d=%d", c.d), func(b *testing.B) {
 			for b.Loop() {
-				rmsnormBackwardRows32(y, g, x, w, dw, 1e-6)
+				rmsnormBackwardRows32(y, g, x, w, dw, 1e-6, nil)
+			}
+			b.ReportMetric(float64(c.rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+		inv := make([]float64, c.rows)
+		rmsnormForwardRows32(y, x, w, 1e-6, inv)
+		b.Run(fmt.Sprintf("bwd-kept/d=%d", c.d), func(b *testing.B) { // with the forward's 1/rms, as in training
+			for b.Loop() {
+				rmsnormBackwardRows32(y, g, x, w, dw, 1e-6, inv)
 			}
 			b.ReportMetric(float64(c.rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
