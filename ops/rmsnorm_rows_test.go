@@ -17,14 +17,7 @@ func TestRMSNormRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
 	for _, d := range []int{1, 3, 4, 7, 8, 12, 64, 257} { // 12: four-wide rows, not a power of two
 		const rows = 67 // blocks of eight and four rows, and a tail of three
-		x, g, w := make([]float32, rows*d), make([]float32, rows*d), make([]float32, d)
-		for i := range x {
-			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/d%5-2)))
-			g[i] = float32(r.NormFloat64())
-		}
-		for i := range w {
-			w[i] = float32(1 + 0.3*r.NormFloat64())
-		}
+		x, g, w := rmsnormRowsInput(r, rows, d)
 		name := fmt.Sprintf("d=%d", d)
 		y, want := make([]float32, rows*d), make([]float32, rows*d)
 		rmsnormForwardRows32(y, x, w, 1e-6, nil)
@@ -41,13 +34,23 @@ func TestRMSNormRowsMatchGo(t *testing.T) {
 				rmsnormBackwardRows(wantDx, g, x, w, wantDw, 1e-6, nil)
 			}
 			assertSame32(t, name+" dx", dx, wantDx)
-			for j := range dw {
-				if dw[j] != wantDw[j] {
-					t.Fatalf("%s: dw[%d] = %v, Go gives %v (bit-identical)", name, j, dw[j], wantDw[j])
-				}
-			}
+			assertSame64(t, name+" dw", dw, wantDw)
 		}
 	}
+}
+
+// rmsnormRowsInput is x, g [rows, d] and w [d] for the row kernels' tests:
+// rows of x five scales apart (1e-2 to 1e2), w near 1.
+func rmsnormRowsInput(r *rand.Rand, rows, d int) (x, g, w []float32) {
+	x, g, w = make([]float32, rows*d), make([]float32, rows*d), make([]float32, d)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/d%5-2)))
+		g[i] = float32(r.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(1 + 0.3*r.NormFloat64())
+	}
+	return x, g, w
 }
 
 // The forward's 1/rms of each row, kept for the backward, are the values
@@ -60,14 +63,7 @@ func TestRMSNormSavedInvKeepsBits(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	for _, d := range []int{3, 8, 64, 257} {
 		for _, rows := range []int{1, 5, 13, 67} {
-			x, g, w := make([]float32, rows*d), make([]float32, rows*d), make([]float32, d)
-			for i := range x {
-				x[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/d%5-2)))
-				g[i] = float32(r.NormFloat64())
-			}
-			for i := range w {
-				w[i] = float32(1 + 0.3*r.NormFloat64())
-			}
+			x, g, w := rmsnormRowsInput(r, rows, d)
 			name := fmt.Sprintf("d=%d rows=%d", d, rows)
 			inv := make([]float64, rows)
 			rmsnormForwardRows32(make([]float32, rows*d), x, w, 1e-6, inv)
@@ -81,11 +77,7 @@ func TestRMSNormSavedInvKeepsBits(t *testing.T) {
 			rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6, inv)
 			rmsnormBackwardRows32(wantDx, g, x, w, wantDw, 1e-6, nil)
 			assertSame32(t, name+" dx", dx, wantDx)
-			for j := range dw {
-				if dw[j] != wantDw[j] {
-					t.Fatalf("%s: dw[%d] = %v with the kept 1/rms, %v without", name, j, dw[j], wantDw[j])
-				}
-			}
+			assertSame64(t, name+" dw", dw, wantDw)
 			x64, g64, w64 := make([]float64, rows*d), make([]float64, rows*d), make([]float64, d)
 			for i := range x64 {
 				x64[i], g64[i] = float64(x[i]), float64(g[i])
@@ -98,16 +90,8 @@ func TestRMSNormSavedInvKeepsBits(t *testing.T) {
 			dw, wantDw = make([]float64, d), make([]float64, d)
 			rmsnormBackwardRows(dx64, g64, x64, w64, dw, 1e-6, inv)
 			rmsnormBackwardRows(wantDx64, g64, x64, w64, wantDw, 1e-6, nil)
-			for i := range dx64 {
-				if dx64[i] != wantDx64[i] {
-					t.Fatalf("%s float64: dx[%d] = %v with the kept 1/rms, %v without", name, i, dx64[i], wantDx64[i])
-				}
-			}
-			for j := range dw {
-				if dw[j] != wantDw[j] {
-					t.Fatalf("%s float64: dw[%d] = %v with the kept 1/rms, %v without", name, j, dw[j], wantDw[j])
-				}
-			}
+			assertSame64(t, name+" float64 dx", dx64, wantDx64)
+			assertSame64(t, name+" float64 dw", dw, wantDw)
 		}
 	}
 }
@@ -116,7 +100,16 @@ func assertSame32(t *testing.T, what string, got, want []float32) {
 	t.Helper()
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v, Go gives %v (bit-identical)", what, i, got[i], want[i])
+			t.Fatalf("%s[%d] = %v, want %v (bit-identical)", what, i, got[i], want[i])
+		}
+	}
+}
+
+func assertSame64(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, want %v (bit-identical)", what, i, got[i], want[i])
 		}
 	}
 }
