@@ -3,10 +3,13 @@ package wmcli
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // A run of wm bench compares with an earlier one (docs/bench.md, through
@@ -41,7 +44,30 @@ func readHostRates(path string, slack float64) (map[int]float64, error) {
 	if len(rep.rates) == 0 {
 		return nil, errors.Errorf("--host-like: %s has no BLAS rates (no matrix-product ceiling table) to compare this host with", path)
 	}
+	if err := sameBLASKernels(path, rep.machine, ops.BLASCore()); err != nil {
+		return nil, err
+	}
 	return rep.rates, nil
+}
+
+// reportKernels finds the OpenBLAS kernels wm ran in a report's machine
+// line ("OpenBLAS kernels: wm Cooperlake; …").
+var reportKernels = regexp.MustCompile(`OpenBLAS kernels: wm ([A-Za-z0-9_]+)`)
+
+// sameBLASKernels is an error when the report at path (its machine line)
+// names the OpenBLAS kernels wm ran and this wm runs others (core, ""
+// without OpenBLAS): its rates would then differ by the kernels, not by
+// the host, as when OPENBLAS_CORETYPE is set on one side only.
+func sameBLASKernels(path, machine, core string) error {
+	m := reportKernels.FindStringSubmatch(machine)
+	if m == nil || core == "" || strings.EqualFold(m[1], core) {
+		return nil
+	}
+	env := "OPENBLAS_CORETYPE is not set here"
+	if v, ok := os.LookupEnv("OPENBLAS_CORETYPE"); ok {
+		env = "OPENBLAS_CORETYPE=" + v + " here"
+	}
+	return errors.Errorf("--host-like: %s ran OpenBLAS's %s kernels, this wm runs %s (%s): its figures would not compare; set OPENBLAS_CORETYPE as that run had it (wm info names the kernels)", path, m[1], core, env)
 }
 
 // checkHost returns an error naming every thread count at which rates, this

@@ -107,6 +107,22 @@ func TestBenchHostLikeErrors(t *testing.T) {
 	}
 }
 
+// A report whose wm ran other OpenBLAS kernels than this one is refused
+// by name; the same kernels (in any case), a report that names none, or a
+// wm without OpenBLAS pass.
+func TestBenchHostLikeKernels(t *testing.T) {
+	line := "2026-11-28: 2 cores. OpenBLAS kernels: wm Cooperlake; peer Cooperlake (chosen by OpenBLAS from the CPU)."
+	err := sameBLASKernels("docs/bench.md", line, "Haswell")
+	if err == nil || !strings.Contains(err.Error(), "docs/bench.md ran OpenBLAS's Cooperlake kernels, this wm runs Haswell") {
+		t.Errorf("other kernels: %v", err)
+	}
+	for _, c := range []struct{ line, core string }{{line, "Cooperlake"}, {line, "COOPERLAKE"}, {"2026-11-28: 2 cores.", "Haswell"}, {line, ""}} {
+		if err := sameBLASKernels("docs/bench.md", c.line, c.core); err != nil {
+			t.Errorf("%q against %q: %v", c.core, c.line, err)
+		}
+	}
+}
+
 // Against a report whose host was far faster, wm bench stops after the
 // BLAS rate with exit 3 (exitHostSlow), names the rate, measures no row, and leaves no
 // journal behind, so the same command can be run again later.
