@@ -1233,6 +1233,7 @@ func setKernelLevel(most int) int {
 	exp64AVX2(avx2)
 	width64Level(most)
 	retrieveLevel(most)
+	dot8Level(most)
 	return int(C.wm_set_level(C.int(most)))
 }
 

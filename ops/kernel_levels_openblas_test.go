@@ -17,6 +17,12 @@ func TestRMSNormRowsEveryLevel(t *testing.T) {
 	atEveryLevel(t, rmsnormLevel, TestRMSNormSavedInvKeepsBits)
 }
 
+// Dot8's C loop gives dot8's bits at every level the CPU runs (AVX-512
+// runs the AVX2 loop).
+func TestDot8EveryLevel(t *testing.T) {
+	atEveryLevel(t, dot8Level, TestDot8MatchesGo)
+}
+
 // The SSD backward's row kernel gives the Go definition's bits at every
 // level the CPU runs: AVX-512 (a row's eight lanes in one register), AVX2
 // and the portable loops.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -70,32 +69,17 @@ func sameBLASKernels(path, machine, core string) error {
 	return errors.Errorf("--host-like: %s ran OpenBLAS's %s kernels, this wm runs %s (%s): its figures would not compare; set OPENBLAS_CORETYPE as that run had it (wm info names the kernels)", path, m[1], core, env)
 }
 
-// checkHost returns an error naming every thread count at which rates, this
-// run's BLAS rates so far, fall more than cfg.hostSlack below those of the
-// --host-like report; nil without --host-like, or when the two share no
-// thread count.
-func (cfg benchSettings) checkHost(rates map[int]float64) error {
-	if cfg.hostRates == nil {
+// checkHost returns an error when rate, a reading of the BLAS rate on p
+// threads, falls more than cfg.hostSlack below the --host-like report's
+// rate on p threads; nil without --host-like, or when the report has no
+// rate on p threads.
+func (cfg benchSettings) checkHost(p int, rate float64) error {
+	want, ok := cfg.hostRates[p]
+	if !ok || rate >= (1-cfg.hostSlack)*want {
 		return nil
 	}
-	var threads []int
-	for p := range rates {
-		if _, ok := cfg.hostRates[p]; ok {
-			threads = append(threads, p)
-		}
-	}
-	sort.Ints(threads)
-	var slow []string
-	for _, p := range threads {
-		if want := cfg.hostRates[p]; rates[p] < (1-cfg.hostSlack)*want {
-			slow = append(slow, fmt.Sprintf("%.0f GFLOP/s on %d thread(s) against %.0f (%.0f%% below)", rates[p], p, want, 100*(1-rates[p]/want)))
-		}
-	}
-	if len(slow) == 0 {
-		return nil
-	}
-	return &hostCheckError{fmt.Sprintf("host check: this host's BLAS rate is %s in %s, more than --host-slack %.0f%% below: its ratios to the peer would not compare with that run's; measure when the host is back to speed (or without --host-like)",
-		strings.Join(slow, "; "), cfg.hostLike, 100*cfg.hostSlack)}
+	return &hostCheckError{fmt.Sprintf("host check: this host's BLAS rate is %.0f GFLOP/s on %d thread(s) against %.0f (%.0f%% below) in %s, more than --host-slack %.0f%% below: its ratios to the peer would not compare with that run's; measure when the host is back to speed (or without --host-like)",
+		rate, p, want, 100*(1-rate/want), cfg.hostLike, 100*cfg.hostSlack)}
 }
 
 // exitHostSlow is wm bench's exit status when --host-like stopped the run
@@ -122,7 +106,7 @@ func (g hostGuard) reading(p int) error {
 		return err
 	}
 	g.rates[p] = max(g.rates[p], r)
-	if g.cfg.checkHost(map[int]float64{p: r}) == nil {
+	if g.cfg.checkHost(p, r) == nil {
 		return nil
 	}
 	again, err := g.measure(p)
@@ -130,7 +114,7 @@ func (g hostGuard) reading(p int) error {
 		return err
 	}
 	g.rates[p] = max(g.rates[p], again)
-	return g.cfg.checkHost(map[int]float64{p: max(r, again)})
+	return g.cfg.checkHost(p, max(r, again))
 }
 
 // hostCheckError is checkHost's verdict that the host is too slow: the run

@@ -257,12 +257,11 @@ func (j *benchJournal) finish(done bool) error {
 	return errors.Wrapf(err, "bench journal %s", j.path)
 }
 
-// discardIfNoRounds closes and removes the journal when it holds no
-// round, read back or added (only its settings and BLAS rates), as after a
-// failed host check; a journal with rounds, or none (nil), is left as it
-// is.
-func (j *benchJournal) discardIfNoRounds() error {
-	if j == nil || j.f == nil || !j.hasNoRounds() {
+// discard closes and removes the journal (nil: none), as after a failed
+// host check when it holds no round (hasNoRounds), only its settings and
+// BLAS rates.
+func (j *benchJournal) discard() error {
+	if j == nil || j.f == nil {
 		return nil
 	}
 	j.f.Close()

@@ -3,8 +3,6 @@ package train
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 )
@@ -60,22 +58,9 @@ func (o *AdamW) Update(params layers.Params, grads []any, scale, lr float64) {
 	}
 	// Every element's update is independent, so the parameters are shared
 	// out to GOMAXPROCS goroutines; the result does not depend on the split.
-	next := make(chan int, len(params))
-	for i := range params {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for w := min(runtime.GOMAXPROCS(0), len(params)); w > 0; w-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				o.updateOne(params[i], grads[i], moments[i], scale, lr, c1, c2)
-			}
-		}()
-	}
-	wg.Wait()
+	largestFirst(len(params), func(i int) int { return params[i].Size() }, func(i int) {
+		o.updateOne(params[i], grads[i], moments[i], scale, lr, c1, c2)
+	})
 }
 
 // updateOne applies the step to one parameter whose moments are M[k], V[k].

@@ -3,7 +3,6 @@ package train
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"math/rand"
 	"runtime"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/wonderful-matrices/wonderful-matrices-go/experiments/data"
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
 	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // gradValues is n float32 values from 1e-20 to 1e15 in size, both signs,
@@ -37,63 +37,6 @@ func spreadValues(r *rand.Rand, n, period int, tiny float64, lo, span int) []flo
 	return x
 }
 
-// Each of the C loops this CPU has (AVX-512, AVX2, one value at a time)
-// must give sumSquares8's bits: over every length that leaves a tail after
-// eight, and longer ones, on values of one size (whose sums' last bits
-// depend on the order: a tail added to the wrong lanes or another fold
-// changes them) and of sizes far apart.
-func TestSumSquaresKernelsMatchGo(t *testing.T) {
-	r := rand.New(rand.NewSource(5))
-	var xs [][]float32
-	for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 23, 64, 1000, 4099} {
-		x := make([]float32, n)
-		for j := range x {
-			x[j] = float32(r.NormFloat64())
-		}
-		xs = append(xs, x, gradValues(r, n))
-	}
-	adamwLevels(func(loop string) {
-		for _, x := range xs {
-			got, want := sumSquares32(x), sumSquares8(x)
-			if math.Float64bits(got) != math.Float64bits(want) {
-				t.Errorf("%s, %d values: %v, sumSquares8 %v", loop, len(x), got, want)
-			}
-		}
-	})
-}
-
-// exactSumSquares is Σ x² rounded once to float64.
-func exactSumSquares[T float32 | float64](x []T) float64 {
-	s := new(big.Float).SetPrec(4096)
-	for _, v := range x {
-		f := new(big.Float).SetPrec(4096).SetFloat64(float64(v))
-		s.Add(s, f.Mul(f, f))
-	}
-	v, _ := s.Float64()
-	return v
-}
-
-// sumSquares8 is within the error bound of adding n non-negative values in
-// float64 in any order, (n−1)·2⁻⁵³ of the exact sum (each square of a
-// float32 is exact), on float32 and on float64 (whose squares round too:
-// n·2⁻⁵³ then).
-func TestSumSquaresNearExact(t *testing.T) {
-	r := rand.New(rand.NewSource(6))
-	for _, n := range []int{1, 7, 9, 100, 4099} {
-		x := gradValues(r, n)
-		if got, want := sumSquares8(x), exactSumSquares(x); math.Abs(got-want) > float64(n-1)*0x1p-53*want {
-			t.Errorf("float32, %d values: %v, exact %v", n, got, want)
-		}
-		x64 := make([]float64, n)
-		for j := range x64 {
-			x64[j] = r.NormFloat64() * math.Pow(10, float64(r.Intn(40)-20))
-		}
-		if got, want := sumSquares8(x64), exactSumSquares(x64); math.Abs(got-want) > float64(n)*0x1p-53*want*(1+1e-15) {
-			t.Errorf("float64, %d values: %v, exact %v", n, got, want)
-		}
-	}
-}
-
 // gradNorm gives the same bits on one goroutine as on several (each
 // parameter's sum is one goroutine's, and they are added in parameter
 // order), is the square root of the parameters' sums added in order, on
@@ -113,10 +56,10 @@ func TestGradNormSameOnAnyCores(t *testing.T) {
 				x64[j] = float64(v) * 1.5
 			}
 			grads = append(grads, x64)
-			want += sumSquares8(x64)
+			want += ops.Dot8(x64, x64)
 		} else {
 			grads = append(grads, x)
-			want += sumSquares8(x)
+			want += ops.Dot8(x, x)
 		}
 	}
 	want = math.Sqrt(want)
