@@ -94,3 +94,9 @@ func TestSoftmaxGradRowsAVX512MatchesAVX2(t *testing.T) {
 		}
 	}
 }
+
+// The routed MoE's backward from its save gives the bits of one without, at
+// every level the CPU runs.
+func TestMoEExpertsBackwardFromSaveEveryLevel(t *testing.T) {
+	atEveryLevel(t, setKernelLevel, TestMoEExpertsBackwardFromSave32)
+}

@@ -328,3 +328,47 @@ func TestRouterSharesOneRouting(t *testing.T) {
 		t.Error("Router with k > N gave no error")
 	}
 }
+
+// In float32, where the C kernels run, a backward from the save (which
+// gathers X and makes A again, regather) gives the bits of one without a
+// save (whose forward keeps every activation whole). The sizes leave tails
+// after every vector loop.
+func TestMoEExpertsBackwardFromSave32(t *testing.T) {
+	const T, d, f, N = 37, 16, 40, 4
+	r := rand.New(rand.NewSource(9))
+	f32 := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	x := f32(T * d)
+	g := make([]float32, T*N)
+	for tok := 0; tok < T; tok++ { // two experts per token, one expert with none
+		g[tok*N+tok%3], g[tok*N+(tok+1)%3] = float32(0.3+r.Float64()), float32(0.2+r.Float64())
+	}
+	W1, W3, W2, dy := f32(N*d*f), f32(N*d*f), f32(N*f*d), f32(T*d)
+	grads := func(k moeKernel) [][]float32 {
+		d := [][]float32{make([]float32, T*d), make([]float32, T*N), make([]float32, N*d*f), make([]float32, N*d*f), make([]float32, N*f*d)}
+		if err := k.backward([]any{x, g, W1, W3, W2}, nil, dy, []any{d[0], d[1], d[2], d[3], d[4]}); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	newK := func() moeKernel {
+		return moeKernel{x: tensor.Shape{T, d}, n: N, d: d, f: f, saved: &moeSaved{wanted: true}}
+	}
+	want := grads(newK()) // no save: the experts run again, A kept whole
+	k := newK()
+	if err := k.forward([]any{x, g, W1, W3, W2}, make([]float32, T*d)); err != nil {
+		t.Fatal(err)
+	}
+	if !k.saved.fresh {
+		t.Fatal("the forward saved nothing")
+	}
+	got := grads(k)
+	for i := range want {
+		assertSame32(t, "from the save, gradient "+string(rune('0'+i)), got[i], want[i])
+	}
+}
