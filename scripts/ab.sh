@@ -11,8 +11,17 @@
 # to pin to with taskset (default 0; GOMAXPROCS is set to their count).
 # RUNS: alternations (default 5). Environment: PKG (default
 # ./experiments/train; ./ops for op benchmarks), BT (-test.benchtime,
-# default 20x), TAGS (default openblas). OpenBLAS's kernels are what the
-# environment gives (OPENBLAS_CORETYPE; `wm info` names them).
+# default 20x), TAGS (default openblas), PAIRED. OpenBLAS's kernels are
+# what the environment gives (OPENBLAS_CORETYPE; `wm info` names them).
+#
+# PAIRED=1 runs the two binaries at the same time instead of in turns, one
+# on each of the two cores CPUS names (e.g. 0,1), each on one thread
+# (GOMAXPROCS=1), and swaps the cores every run; it prints each run's ratio
+# and their geometric mean. A host whose speed swings within a minute (a
+# neighbour's load) then slows both sides of a pair alike, and the swap
+# cancels a difference between the two cores. Use an even RUNS. Both sides
+# share the memory bus and the L3, so this measures one-core work as it
+# runs beside other work, the way two shards run.
 set -euo pipefail
 rev=${1:?usage: ab.sh REV BENCH [CPUS] [RUNS]}
 bench=${2:?usage: ab.sh REV BENCH [CPUS] [RUNS]}
@@ -22,6 +31,10 @@ pkg=${PKG:-./experiments/train}
 bt=${BT:-20x}
 tags=${TAGS:-openblas}
 procs=$(awk -F, '{print NF}' <<<"$cpus")
+if [[ ${PAIRED:-0} == 1 ]]; then
+	IFS=, read -r c0 c1 rest <<<"$cpus"
+	[[ -n ${c0:-} && -n ${c1:-} && -z ${rest:-} ]] || { echo "ab.sh: PAIRED=1 needs two cores in CPUS (e.g. 0,1), got '$cpus'" >&2; exit 2; }
+fi
 root=$(git rev-parse --show-toplevel)
 work=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
@@ -33,6 +46,27 @@ run() { # binary -> ns/op
 		awk '/ns\/op/ {for (i = 1; i < NF; i++) if ($(i+1) == "ns/op") print $i}' | head -1
 }
 declare -a A B
+if [[ ${PAIRED:-0} == 1 ]]; then
+	procs=1
+	wins=0
+	for ((i = 1; i <= runs; i++)); do
+		if ((i % 2)); then ca=$c0 cb=$c1; else ca=$c1 cb=$c0; fi
+		cpus=$ca run "$work/a.test" >"$work/a.out" &
+		pid=$!
+		b=$(cpus=$cb run "$work/b.test")
+		wait "$pid"
+		a=$(<"$work/a.out")
+		[[ -n $a && -n $b ]] || { echo "ab.sh: the benchmark $bench printed no ns/op" >&2; exit 1; }
+		A+=("$a"); B+=("$b")
+		awk -v a="$a" -v b="$b" 'BEGIN {exit !(b < a)}' && wins=$((wins + 1))
+		awk -v i="$i" -v r="$rev" -v a="$a" -v b="$b" -v ca="$ca" -v cb="$cb" \
+			'BEGIN {printf "run %d: %s %.2f ms (core %s)   working tree %.2f ms (core %s)   ratio %.4f\n", i, r, a/1e6, ca, b/1e6, cb, b/a}'
+	done
+	printf '%s\n' "${A[@]}" "${B[@]}" | awk -v n="$runs" -v w="$wins" -v r="$rev" \
+		'{v[NR] = $1} END {for (i = 1; i <= n; i++) s += log(v[n+i] / v[i]); g = exp(s / n);
+		printf "geometric mean of the ratios: working tree / %s = %.4f (%+.1f%%), working tree faster in %d of %d runs\n", r, g, (g-1)*100, w, n}'
+	exit 0
+fi
 for ((i = 1; i <= runs; i++)); do
 	a=$(run "$work/a.test"); b=$(run "$work/b.test")
 	[[ -n $a && -n $b ]] || { echo "ab.sh: the benchmark $bench printed no ns/op" >&2; exit 1; }
