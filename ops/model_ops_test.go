@@ -336,13 +336,7 @@ func TestRouterSharesOneRouting(t *testing.T) {
 func TestMoEExpertsBackwardFromSave32(t *testing.T) {
 	const T, d, f, N = 37, 16, 40, 4
 	r := rand.New(rand.NewSource(9))
-	f32 := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
+	f32 := func(n int) []float32 { return normalFloat32s(r, n) }
 	x := f32(T * d)
 	g := make([]float32, T*N)
 	for tok := 0; tok < T; tok++ { // two experts per token, one expert with none

@@ -28,13 +28,7 @@ func benchMoEExperts(b *testing.B, T, d, f int) {
 	defer func(p bool) { poisonUninitScratch = p }(poisonUninitScratch)
 	poisonUninitScratch = false
 	r := rand.New(rand.NewSource(1))
-	f32 := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * 0.1)
-		}
-		return v
-	}
+	f32 := func(n int) []float32 { return normalFloat32s(r, n) }
 	x, dy := f32(T*d), f32(T*d)
 	g := make([]float32, T*N)
 	for tok := 0; tok < T; tok++ {
