@@ -169,27 +169,48 @@ func TestMoEExpertsMatchesDense(t *testing.T) {
 // from a forward on other inputs is not used, a save is used once, and a
 // graph without the gradient (evaluation) saves nothing.
 func TestMoEExpertsBackwardFromSave(t *testing.T) {
-	const T, d, f, N = 9, 4, 3, 4
-	r := rand.New(rand.NewSource(8))
-	x, x2 := randData(r, T*d, nil), randData(r, T*d, nil)
-	g := make([]float64, T*N)
-	for tok := 0; tok < T; tok++ { // two experts per token, one expert with none
-		g[tok*N+tok%3], g[tok*N+(tok+1)%3] = 0.3+r.Float64(), 0.2+r.Float64()
+	moeBackwardFromSave[float64](t, 9, 4, 3, 8)
+}
+
+// The same in float32, where the C kernels run, at sizes that leave tails
+// after every vector loop (TestMoEExpertsBackwardFromSaveEveryLevel runs it
+// at each kernel level).
+func TestMoEExpertsBackwardFromSave32(t *testing.T) {
+	moeBackwardFromSave[float32](t, 37, 16, 40, 9)
+}
+
+// moeBackwardFromSave is TestMoEExpertsBackwardFromSave's check over T
+// tokens of d values, 4 experts of d_ff f, random draws from seed.
+func moeBackwardFromSave[F floats](t *testing.T, T, d, f int, seed int64) {
+	t.Helper()
+	const N = 4
+	r := rand.New(rand.NewSource(seed))
+	draw := func(n int) []F {
+		v := make([]F, n)
+		for i, x := range randData(r, n, nil) {
+			v[i] = F(x)
+		}
+		return v
 	}
-	W1, W3, W2 := randData(r, N*d*f, nil), randData(r, N*d*f, nil), randData(r, N*f*d, nil)
-	dy := randData(r, T*d, nil)
+	x, x2 := draw(T*d), draw(T*d)
+	g := make([]F, T*N)
+	for tok := 0; tok < T; tok++ { // two experts per token, one expert with none
+		g[tok*N+tok%3], g[tok*N+(tok+1)%3] = F(0.3+r.Float64()), F(0.2+r.Float64())
+	}
+	W1, W3, W2 := draw(N*d*f), draw(N*d*f), draw(N*f*d)
+	dy := draw(T * d)
 	newK := func() moeKernel {
 		return moeKernel{x: tensor.Shape{T, d}, n: N, d: d, f: f, saved: &moeSaved{wanted: true}}
 	}
-	grads := func(k moeKernel, xin []float64) [][]float64 {
-		d := [][]float64{make([]float64, T*d), make([]float64, T*N), make([]float64, N*d*f), make([]float64, N*d*f), make([]float64, N*f*d)}
+	grads := func(k moeKernel, xin []F) [][]F {
+		d := [][]F{make([]F, T*d), make([]F, T*N), make([]F, N*d*f), make([]F, N*d*f), make([]F, N*f*d)}
 		if err := k.backward([]any{xin, g, W1, W3, W2}, nil, dy, []any{d[0], d[1], d[2], d[3], d[4]}); err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	forward := func(k moeKernel, xin []float64) {
-		if err := k.forward([]any{xin, g, W1, W3, W2}, make([]float64, T*d)); err != nil {
+	forward := func(k moeKernel, xin []F) {
+		if err := k.forward([]any{xin, g, W1, W3, W2}, make([]F, T*d)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,11 +240,12 @@ func TestMoEExpertsBackwardFromSave(t *testing.T) {
 	assertSame(t, "after an evaluation forward", grads(eval, x), want)
 }
 
-func assertSame(t *testing.T, what string, got, want [][]float64) {
+// assertSame fails unless every gradient of got has want's bits.
+func assertSame[F floats](t *testing.T, what string, got, want [][]F) {
 	t.Helper()
 	for i := range want {
 		for j := range want[i] {
-			if got[i][j] != want[i][j] {
+			if math.Float64bits(float64(got[i][j])) != math.Float64bits(float64(want[i][j])) {
 				t.Fatalf("%s: gradient %d [%d] = %v, want %v (bit-identical)", what, i, j, got[i][j], want[i][j])
 			}
 		}
@@ -326,43 +348,5 @@ func TestRouterSharesOneRouting(t *testing.T) {
 	assertSame(t, "Router against TopKGates and LoadBalanceLoss", [][]float64{g1, l1, d1}, [][]float64{g2, l2, d2})
 	if _, _, err := Router(tensorNode(G.NewGraph(), "logits", logits, T, N), N+1, true); err == nil {
 		t.Error("Router with k > N gave no error")
-	}
-}
-
-// In float32, where the C kernels run, a backward from the save (which
-// gathers X and makes A again, regather) gives the bits of one without a
-// save (whose forward keeps every activation whole). The sizes leave tails
-// after every vector loop.
-func TestMoEExpertsBackwardFromSave32(t *testing.T) {
-	const T, d, f, N = 37, 16, 40, 4
-	r := rand.New(rand.NewSource(9))
-	f32 := func(n int) []float32 { return normalFloat32s(r, n) }
-	x := f32(T * d)
-	g := make([]float32, T*N)
-	for tok := 0; tok < T; tok++ { // two experts per token, one expert with none
-		g[tok*N+tok%3], g[tok*N+(tok+1)%3] = float32(0.3+r.Float64()), float32(0.2+r.Float64())
-	}
-	W1, W3, W2, dy := f32(N*d*f), f32(N*d*f), f32(N*f*d), f32(T*d)
-	grads := func(k moeKernel) [][]float32 {
-		d := [][]float32{make([]float32, T*d), make([]float32, T*N), make([]float32, N*d*f), make([]float32, N*d*f), make([]float32, N*f*d)}
-		if err := k.backward([]any{x, g, W1, W3, W2}, nil, dy, []any{d[0], d[1], d[2], d[3], d[4]}); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	newK := func() moeKernel {
-		return moeKernel{x: tensor.Shape{T, d}, n: N, d: d, f: f, saved: &moeSaved{wanted: true}}
-	}
-	want := grads(newK()) // no save: the experts run again, A kept whole
-	k := newK()
-	if err := k.forward([]any{x, g, W1, W3, W2}, make([]float32, T*d)); err != nil {
-		t.Fatal(err)
-	}
-	if !k.saved.fresh {
-		t.Fatal("the forward saved nothing")
-	}
-	got := grads(k)
-	for i := range want {
-		assertSame32(t, "from the save, gradient "+string(rune('0'+i)), got[i], want[i])
 	}
 }
