@@ -149,7 +149,10 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // instead of reading and writing it for every expert: the same operations
 // in the same order, so the same bits (TestCDMoEExpertsCMatchGo covers both
 // bodies). wm_dot's tail loop is guarded by n & 7 so that GCC, inlining it
-// with n = 64, has no loop left whose count it cannot bound.
+// with n = 64, has no loop left whose count it cannot bound. At level
+// AVX-512 the backward is wm_cdmoe_bwd_zmm (below) where d_model is a
+// multiple of 16: the same body with its rows on sixteen lanes, the same
+// bits.
 #define WM_CDMOE_BLOCK 64
 #define WM_DOTS 8
 typedef float wm_v8f __attribute__((vector_size(32)));
@@ -948,6 +951,132 @@ WM_AVX512_ATTR static void wm_softmax_grad_rows_avx512(float *d, const float *p,
 	}
 }
 
+// wm_cdmoe_bwd_body_zmm is wm_cdmoe_bwd's body with the rows it updates
+// on sixteen lanes, for d_model a multiple of 16 and query halves of 16,
+// 32, 48 or 64: each expert's rows of dEup and dEdown, the two keys' rows
+// of dkeys, dq's runs and the token's dφ (in four vectors over a block at
+// d_model 64, as the AVX2 body's eight; summed over a block's experts 64
+// values at a time otherwise, as wm_rows_axpy). Each value takes the same
+// multiply-adds in the same order as in the AVX2 body, so the same bits
+// (TestCDMoEExpertsAVX512KeepBits); the dots stay in wm_dots' eight-lane
+// order and fold. A choice updates four rows, read and written back: on
+// sixteen lanes that is half the loads and stores, which were most of this
+// kernel's time at d_model 64.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_cdmoe_bwd_body_zmm(
+    const float *g, const float *phi, const float *Edown, const float *Eup, const int32_t *e, const float *s,
+    ptrdiff_t nc, const ptrdiff_t d, float *dEdown, float *dEup, float *dphi, const float *q, const float *keys,
+    const int32_t *off, const ptrdiff_t half, float *dq, float *dkeys, const int d64) {
+	float dp[WM_CDMOE_BLOCK], dg[WM_CDMOE_BLOCK], wb[WM_CDMOE_BLOCK], dzb[WM_CDMOE_BLOCK];
+	float zs[WM_CDMOE_BLOCK], dsb[WM_CDMOE_BLOCK];
+	const ptrdiff_t hv = half / 16;
+	// At d_model 64 the token's g and φ stay in registers: read from
+	// memory, they would be read again after every store to a row (the
+	// compiler cannot know the rows are other arrays).
+	__m512 gv[4], pv[4];
+	if (d64)
+		for (int v = 0; v < 4; v++) gv[v] = _mm512_loadu_ps(g + 16 * v), pv[v] = _mm512_loadu_ps(phi + 16 * v);
+	for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {
+		const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;
+		wm_dots_avx512(phi, Edown, e + c0, m, d, dp);
+		wm_dots_avx512(g, Eup, e + c0, m, d, dg);
+		for (ptrdiff_t c = 0; c < m; c++) {
+			float z = dp[c] * s[c0 + c];
+			WM_SIGMOID_PAIR(z, sg, cc)
+			wb[c] = z * sg;
+			dzb[c] = dg[c] * sg * (1.0f + z * cc);
+		}
+		__m512 pa[4];
+		if (d64)
+			for (int v = 0; v < 4; v++) pa[v] = _mm512_loadu_ps(dphi + 16 * v);
+		for (ptrdiff_t c = c0; c < c0 + m; c++) {
+			const ptrdiff_t o = (ptrdiff_t)e[c] * d;
+			const float dz = dzb[c - c0], dzs = dz * s[c];
+			const __m512 w = _mm512_set1_ps(wb[c - c0]), vzs = _mm512_set1_ps(dzs);
+			float *dEu = dEup + o, *dEd = dEdown + o;
+			for (ptrdiff_t j = 0; j < d; j += 16) {
+				const __m512 gj = d64 ? gv[j / 16] : _mm512_loadu_ps(g + j);
+				const __m512 pj = d64 ? pv[j / 16] : _mm512_loadu_ps(phi + j);
+				_mm512_storeu_ps(dEu + j, _mm512_fmadd_ps(w, gj, _mm512_loadu_ps(dEu + j)));
+				_mm512_storeu_ps(dEd + j, _mm512_fmadd_ps(vzs, pj, _mm512_loadu_ps(dEd + j)));
+			}
+			zs[c - c0] = dzs;
+			if (d64)
+				for (int v = 0; v < 4; v++) pa[v] = _mm512_fmadd_ps(vzs, _mm512_loadu_ps(Edown + o + 16 * v), pa[v]);
+			const float ds = dz * dp[c - c0];
+			dsb[c - c0] = ds;
+			const __m512 vds = _mm512_set1_ps(ds);
+			for (int p = 0; p < 2; p++) {
+				const float *qp = q + off[4 * c + 2 * p];
+				float *dkp = dkeys + off[4 * c + 2 * p + 1];
+				for (ptrdiff_t j = 0; j < half; j += 16)
+					_mm512_storeu_ps(dkp + j, _mm512_fmadd_ps(vds, _mm512_loadu_ps(qp + j), _mm512_loadu_ps(dkp + j)));
+			}
+		}
+		// dq: each head's half summed over its run of choices, as
+		// wm_runs_axpy does.
+		for (int p = 0; p < 2; p++) {
+			const int32_t *op = off + 4 * c0 + 2 * p;
+			for (ptrdiff_t c = 0; c < m;) {
+				ptrdiff_t end = c + 1;
+				while (end < m && op[4 * end] == op[4 * c]) end++;
+				float *yr = dq + op[4 * c];
+				__m512 a[4];
+				for (ptrdiff_t v = 0; v < hv; v++) a[v] = _mm512_loadu_ps(yr + 16 * v);
+				for (ptrdiff_t i = c; i < end; i++) {
+					const float *r = keys + op[4 * i + 1];
+					const __m512 wi = _mm512_set1_ps(dsb[i]);
+					for (ptrdiff_t v = 0; v < hv; v++) a[v] = _mm512_fmadd_ps(wi, _mm512_loadu_ps(r + 16 * v), a[v]);
+				}
+				for (ptrdiff_t v = 0; v < hv; v++) _mm512_storeu_ps(yr + 16 * v, a[v]);
+				c = end;
+			}
+		}
+		if (d64) {
+			for (int v = 0; v < 4; v++) _mm512_storeu_ps(dphi + 16 * v, pa[v]);
+			continue;
+		}
+		// dφ: summed over the block's experts 64 values at a time, then
+		// 16 at a time.
+		ptrdiff_t j0 = 0;
+		for (; j0 + 64 <= d; j0 += 64) {
+			__m512 a[4];
+			for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(dphi + j0 + 16 * v);
+			for (ptrdiff_t c = 0; c < m; c++) {
+				const float *r = Edown + (ptrdiff_t)e[c0 + c] * d + j0;
+				const __m512 wc = _mm512_set1_ps(zs[c]);
+				for (int v = 0; v < 4; v++) a[v] = _mm512_fmadd_ps(wc, _mm512_loadu_ps(r + 16 * v), a[v]);
+			}
+			for (int v = 0; v < 4; v++) _mm512_storeu_ps(dphi + j0 + 16 * v, a[v]);
+		}
+		for (; j0 < d; j0 += 16) {
+			__m512 a = _mm512_loadu_ps(dphi + j0);
+			for (ptrdiff_t c = 0; c < m; c++)
+				a = _mm512_fmadd_ps(_mm512_set1_ps(zs[c]), _mm512_loadu_ps(Edown + (ptrdiff_t)e[c0 + c] * d + j0), a);
+			_mm512_storeu_ps(dphi + j0, a);
+		}
+	}
+}
+
+// wm_cdmoe_bwd_zmm_ok says whether wm_cdmoe_bwd_body_zmm takes these
+// sizes; the AVX2 body runs the others.
+static inline int wm_cdmoe_bwd_zmm_ok(ptrdiff_t d, ptrdiff_t half) {
+	return d > 0 && d % 16 == 0 && half > 0 && half % 16 == 0 && half <= 64;
+}
+
+// wm_cdmoe_bwd_zmm runs the body with d_model 64 and halves of 32 as
+// constants (the benchmarks' small models; GCC unrolls the short loops),
+// or with the sizes given.
+WM_AVX512_ATTR static void wm_cdmoe_bwd_zmm(const float *g, const float *phi, const float *Edown,
+                                                const float *Eup, const int32_t *e, const float *s, ptrdiff_t nc,
+                                                ptrdiff_t d, float *dEdown, float *dEup, float *dphi, const float *q,
+                                                const float *keys, const int32_t *off, ptrdiff_t half, float *dq,
+                                                float *dkeys) {
+	if (d == 64 && half == 32)
+		wm_cdmoe_bwd_body_zmm(g, phi, Edown, Eup, e, s, nc, 64, dEdown, dEup, dphi, q, keys, off, 32, dq, dkeys, 1);
+	else
+		wm_cdmoe_bwd_body_zmm(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys, 0);
+}
+
 static int wm_has_avx512(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -987,6 +1116,8 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_ssd_mask_grad_avx2 wm_ssd_mask_grad_sse
 #define wm_cdmoe_fwd_avx2 wm_cdmoe_fwd_sse
 #define wm_cdmoe_bwd_avx2 wm_cdmoe_bwd_sse
+#define wm_cdmoe_bwd_zmm wm_cdmoe_bwd_sse
+#define wm_cdmoe_bwd_zmm_ok(d, half) 0
 #define wm_cdmoe_parts_avx2 wm_cdmoe_parts_sse
 #endif
 
@@ -1097,7 +1228,9 @@ static void wm_cdmoe_fwd(float *y, const float *phi, const float *Edown, const f
 static void wm_cdmoe_bwd(const float *g, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
                          const float *s, ptrdiff_t nc, ptrdiff_t d, float *dEdown, float *dEup, float *dphi,
                          const float *q, const float *keys, const int32_t *off, ptrdiff_t half, float *dq, float *dkeys) {
-	if (wm_use_avx2()) wm_cdmoe_bwd_avx2(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
+	if (wm_use_avx512() && wm_cdmoe_bwd_zmm_ok(d, half))
+		wm_cdmoe_bwd_zmm(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
+	else if (wm_use_avx2()) wm_cdmoe_bwd_avx2(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
 	else wm_cdmoe_bwd_sse(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys);
 }
 // wm_cdmoe_parts is the check of CDMoE's interleaved passes
@@ -1215,8 +1348,9 @@ func init() { setKernelLevel(levelAVX512) }
 // variant the CPU has up to level most, and returns the level in effect.
 // The activations, softmax rows and log-sum-exp parts have all three
 // variants; the others (SSD masks and rows, RoPE, softmax gradient, MoE
-// rows, Add and Mul, the paper mask, CDMoE's experts) run their AVX2 one at
-// both higher levels; CDMoE's retrieval and RMSNorm (forward and backward) have
+// rows, Add and Mul, the paper mask, CDMoE's experts' forward) run their
+// AVX2 one at both higher levels; CDMoE's experts' backward has an
+// AVX-512 variant with the AVX2 one's bits; CDMoE's retrieval and RMSNorm (forward and backward) have
 // an AVX-512 and an AVX2 variant and a portable one; the
 // 64-wide product kernel runs at AVX-512 only (below it, gemmHeadN goes to
 // the BLAS). Tests and benchmarks call it to cover the variants.

@@ -196,3 +196,65 @@ func newCDMoEExpertsCase(k cdmoeKernel, seed int64, choose func(*rand.Rand) (ix,
 	}
 	return c
 }
+
+// At level AVX-512 the backward updates its rows on sixteen lanes
+// (wm_cdmoe_bwd_zmm) where d_model is a multiple of 16 and the query
+// halves are 16 to 64; every gradient must have the AVX2 body's bits, the
+// buffers it adds into holding values already: d_model 64 with halves of
+// 32 (its body of constants), 64-value chunks of dφ with and without
+// 16-value ones after them, more choices per token than a block (5 heads ×
+// 16), experts and keys chosen more than once within a head (the rows a
+// choice updates are read by the next one), and a head's choices on both
+// sides of a block's edge (dq's runs). Sizes it does not take (d_model 72)
+// must run the AVX2 body.
+func TestCDMoEExpertsAVX512KeepBits(t *testing.T) {
+	defer setKernelLevel(levelAVX512)
+	if setKernelLevel(levelAVX512) != levelAVX512 {
+		t.Skip("this CPU has no AVX-512")
+	}
+	for _, k := range []cdmoeKernel{
+		{b: 1, t: 11, dm: 64, heads: 5, nk: 16, half: 32, topk: 16, act: siluFunc},
+		{b: 2, t: 7, dm: 64, heads: 4, nk: 8, half: 32, topk: 8, act: siluFunc},
+		{b: 1, t: 6, dm: 256, heads: 4, nk: 8, half: 32, topk: 8, act: siluFunc},
+		{b: 1, t: 6, dm: 176, heads: 5, nk: 8, half: 16, topk: 16, act: siluFunc},
+		{b: 1, t: 6, dm: 64, heads: 3, nk: 8, half: 48, topk: 8, act: siluFunc},
+		{b: 1, t: 6, dm: 72, heads: 3, nk: 8, half: 12, topk: 8, act: siluFunc},
+	} {
+		t.Run(fmt.Sprintf("d%d_half%d_heads%d_topk%d", k.dm, k.half, k.heads, k.topk), func(t *testing.T) {
+			N, lo, hi := k.b*k.t, 1, k.b*k.t-1
+			c := newCDMoEExpertsCase(k, 29, func(r *rand.Rand) (int, int, float64) {
+				return r.Intn(k.nk), r.Intn(3), float64(float32(r.NormFloat64()))
+			})
+			r := rand.New(rand.NewSource(31))
+			start := [][]float32{normalFloat32s(r, N*k.dm), normalFloat32s(r, N*k.qdim()),
+				normalFloat32s(r, len(c.Edown)), normalFloat32s(r, len(c.Eup)), normalFloat32s(r, len(c.keys))}
+			run := func(level int) [][]float32 {
+				if setKernelLevel(level) != level {
+					t.Fatalf("level %d is not available", level)
+				}
+				out := make([][]float32, len(start))
+				for i, s := range start {
+					out[i] = append([]float32(nil), s...)
+				}
+				acc := cdmoeGrads[float32]{out[2], out[3], out[4]}
+				if !cdmoeExpertsRangeC(k, lo, hi, c.chosen, nil, c.g, c.sh, c.Edown, c.Eup, c.keys, &acc, out[0], out[1]) {
+					t.Fatalf("level %d: the C kernel did not run", level)
+				}
+				return out
+			}
+			want, got := run(levelAVX2), run(levelAVX512)
+			for i, name := range []string{"dphi", "dq", "dEdown", "dEup", "dkeys"} {
+				moved := false
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%s[%d] = %v at AVX-512, %v at AVX2", name, j, got[i][j], want[i][j])
+					}
+					moved = moved || want[i][j] != start[i][j]
+				}
+				if !moved {
+					t.Fatalf("%s: the kernel changed nothing", name)
+				}
+			}
+		})
+	}
+}
