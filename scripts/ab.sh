@@ -17,9 +17,12 @@
 # PAIRED=1 runs the two binaries at the same time instead of in turns, one
 # on each of the two cores CPUS names (e.g. 0,1), each on one thread
 # (GOMAXPROCS=1), and swaps the cores every run; it prints each run's ratio
-# and their geometric mean. A host whose speed swings within a minute (a
-# neighbour's load) then slows both sides of a pair alike, and the swap
-# cancels a difference between the two cores. Use an even RUNS. Both sides
+# and their geometric mean. A swing of the host's speed within a minute (a
+# neighbour's load) then falls on both sides of a pair, though not exactly
+# alike (an A/A run read 0.98-1.11 a pair: read six pairs as good to about
+# 3%), and the swap cancels a difference between the two cores (one core
+# ran 20-60% slower than the other for minutes at a time). Use an even
+# RUNS. Both sides
 # share the memory bus and the L3, so this measures one-core work as it
 # runs beside other work, the way two shards run.
 set -euo pipefail
