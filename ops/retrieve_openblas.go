@@ -101,10 +101,14 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 // the search of W rows at once (rows of 2·nk values, one after the other)
 // on the vector ops of one instruction set: VF and VI are W floats and W
 // int32s, VM a mask of W lanes; GATHER(p, offs) loads p[offs[l]] into lane
-// l, GT(a, b) is a > b lane by lane (false for NaN), UNORD(a) marks NaN,
-// INF(a) marks ±∞, BLEND(m, a, b) takes b where m is set and a elsewhere
-// (BLENDI on ints), MOR ors masks and BITS(m) is m as W bits. It returns the
-// bits of the rows it left to wm_retrieve_row (their choices unwritten).
+// l, unless TBUF > 0 and the rows' 2·nk values are a multiple of W and at
+// most TBUF: then TRANSPOSE(sims, 2·nk, t) first writes the W rows as
+// columns of W values into t (aligned to 64 bytes) and LOADT reads each
+// column from there (the same values, so the same choices); GT(a, b) is
+// a > b lane by lane (false for NaN), UNORD(a) marks NaN, INF(a) marks ±∞,
+// BLEND(m, a, b) takes b where m is set and a elsewhere (BLENDI on ints),
+// MOR ors masks and BITS(m) is m as W bits. It returns the bits of the
+// rows it left to wm_retrieve_row (their choices unwritten).
 //
 // Its wm_slots_insert##SUFFIX puts value nv (index ni) into the slots sv,
 // si (filled of k in use, sorted larger first, ties by lower index, every
@@ -114,7 +118,7 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 // that one on, so every comparison is with nv itself and the slots are
 // updated side by side rather than one after the other.
 #define WM_RETRIEVE_BLOCK(SUFFIX, ATTR, W, VF, VI, VM, ROWOFFS, GATHER, SET1I, ADD, GT, UNORD, INF, BLEND, BLENDI, \
-                          MZERO, MOR, BITS, STOREF, STOREI)                                                      \
+                          MZERO, MOR, BITS, STOREF, STOREI, TBUF, TRANSPOSE, LOADT)                              \
 	ATTR static inline __attribute__((always_inline)) void wm_slots_insert##SUFFIX(VF *sv, VI *si, VF nv, VI ni,  \
 	                                                                                int filled, int k) {       \
 		VM gt[WM_RETRIEVE_KMAX];                                                                                 \
@@ -135,17 +139,20 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 	ATTR static inline __attribute__((always_inline)) unsigned wm_retrieve_block_k##SUFFIX(                      \
 	    const float *sims, int nk, int k, wm_choice *out) {                                                      \
 		const VI offs = ROWOFFS(2 * nk);                                                                         \
+		float tbuf[TBUF > 0 ? TBUF * W : 1] __attribute__((aligned(64)));                                        \
+		const int tr = TBUF > 0 && (2 * nk) % W == 0 && 2 * nk <= TBUF;                                          \
+		if (tr) TRANSPOSE(sims, 2 * nk, tbuf);                                                                   \
 		VF sv[2][WM_RETRIEVE_KMAX], pv[WM_RETRIEVE_KMAX];                                                        \
 		VI si[2][WM_RETRIEVE_KMAX], pc[WM_RETRIEVE_KMAX];                                                        \
 		VM bad = MZERO;                                                                                          \
 		_Pragma("GCC unroll 2") for (int p = 0; p < 2; p++) {                                                    \
 			_Pragma("GCC unroll 32") for (int j = 0; j < k; j++) {                                               \
-				const VF nv = GATHER(sims + p * nk + j, offs);                                                   \
+				const VF nv = tr ? LOADT(tbuf + (p * nk + j) * W) : GATHER(sims + p * nk + j, offs);            \
 				bad = MOR(bad, UNORD(nv));                                                                       \
 				wm_slots_insert##SUFFIX(sv[p], si[p], nv, SET1I(j), j, k);                                       \
 			}                                                                                                    \
 			for (int j = k; j < nk; j++) {                                                                       \
-				const VF nv = GATHER(sims + p * nk + j, offs);                                                   \
+				const VF nv = tr ? LOADT(tbuf + (p * nk + j) * W) : GATHER(sims + p * nk + j, offs);            \
 				bad = MOR(bad, UNORD(nv));                                                                       \
 				wm_slots_insert##SUFFIX(sv[p], si[p], nv, SET1I(j), k, k);                                       \
 			}                                                                                                    \
@@ -198,10 +205,49 @@ typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_ch
 #define WM_R512_INF(a) _mm512_cmp_ps_mask(_mm512_abs_ps(a), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ)
 #define WM_R512_MOR(a, b) ((__mmask16)((a) | (b)))
 #define WM_R512_STOREI(p, v) _mm512_storeu_si512((void *)(p), v)
+
+// wm_r512_transpose writes the 16 rows of n values at sims (n a multiple
+// of 16) as n columns of 16 into t: t[16c + l] = sims[l·n + c]. Each 16×16
+// block goes through pairs of floats, then of doubles, then 128-bit lanes
+// twice, in registers.
+WM_R512_ATTR static inline __attribute__((always_inline)) void wm_r512_transpose(const float *sims, int n, float *t) {
+	for (int c0 = 0; c0 < n; c0 += 16) {
+		__m512 r[16], u[16];
+		for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(sims + (ptrdiff_t)i * n + c0);
+		for (int i = 0; i < 16; i += 2) {
+			u[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);     // a0 b0 a1 b1 in each 128-bit lane
+			u[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]); // a2 b2 a3 b3
+		}
+		for (int i = 0; i < 16; i += 4) {
+			const __m512d t0 = _mm512_castps_pd(u[i]), t1 = _mm512_castps_pd(u[i + 1]);
+			const __m512d t2 = _mm512_castps_pd(u[i + 2]), t3 = _mm512_castps_pd(u[i + 3]);
+			r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));     // rows i..i+3 of column 4L+0 in lane L
+			r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2)); // column 4L+1
+			r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3)); // column 4L+2
+			r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3)); // column 4L+3
+		}
+		for (int c = 0; c < 4; c++) {
+			// Lane L of r[c], r[4+c], r[8+c], r[12+c] together make
+			// column 4L+c.
+			const __m512 a = r[c], b = r[4 + c], cc = r[8 + c], d = r[12 + c];
+			const __m512 u0 = _mm512_shuffle_f32x4(a, b, 0x88), u1 = _mm512_shuffle_f32x4(a, b, 0xdd);
+			const __m512 u2 = _mm512_shuffle_f32x4(cc, d, 0x88), u3 = _mm512_shuffle_f32x4(cc, d, 0xdd);
+			_mm512_store_ps(t + (ptrdiff_t)(c0 + c) * 16, _mm512_shuffle_f32x4(u0, u2, 0x88));
+			_mm512_store_ps(t + (ptrdiff_t)(c0 + 4 + c) * 16, _mm512_shuffle_f32x4(u1, u3, 0x88));
+			_mm512_store_ps(t + (ptrdiff_t)(c0 + 8 + c) * 16, _mm512_shuffle_f32x4(u0, u2, 0xdd));
+			_mm512_store_ps(t + (ptrdiff_t)(c0 + 12 + c) * 16, _mm512_shuffle_f32x4(u1, u3, 0xdd));
+		}
+	}
+}
+
+// The AVX-512 search reads its 16 rows' similarities as columns from
+// their transpose (rows of up to WM_R512_TBUF values, a multiple of 16),
+// not by gathers: a gather of 16 lanes took most of the search's time.
+#define WM_R512_TBUF 256
 WM_RETRIEVE_BLOCK(_avx512, WM_R512_ATTR, 16, __m512, __m512i, __mmask16, WM_R512_ROWOFFS, WM_R512_GATHER,
                   _mm512_set1_epi32, _mm512_add_ps, WM_R512_GT, WM_R512_UNORD, WM_R512_INF, _mm512_mask_blend_ps,
                   _mm512_mask_blend_epi32, (__mmask16)0, WM_R512_MOR, (unsigned), _mm512_storeu_ps,
-                  WM_R512_STOREI)
+                  WM_R512_STOREI, WM_R512_TBUF, wm_r512_transpose, _mm512_load_ps)
 
 #define WM_R256_ATTR __attribute__((target("avx2,fma")))
 #define WM_R256_ROWOFFS(stride) _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32(stride))
@@ -215,9 +261,11 @@ WM_RETRIEVE_BLOCK(_avx512, WM_R512_ATTR, 16, __m512, __m512i, __mmask16, WM_R512
 #define WM_R256_BLEND(m, a, b) _mm256_blendv_ps(a, b, m)
 #define WM_R256_BITS(m) ((unsigned)_mm256_movemask_ps(m))
 #define WM_R256_STOREI(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+#define WM_R256_NO_TRANSPOSE(sims, n, t) ((void)0)
 WM_RETRIEVE_BLOCK(_avx2, WM_R256_ATTR, 8, __m256, __m256i, __m256, WM_R256_ROWOFFS, WM_R256_GATHER,
                   _mm256_set1_epi32, _mm256_add_ps, WM_R256_GT, WM_R256_UNORD, WM_R256_INF, WM_R256_BLEND,
-                  WM_R256_BLENDI, _mm256_setzero_ps(), _mm256_or_ps, WM_R256_BITS, _mm256_storeu_ps, WM_R256_STOREI)
+                  WM_R256_BLENDI, _mm256_setzero_ps(), _mm256_or_ps, WM_R256_BITS, _mm256_storeu_ps, WM_R256_STOREI,
+                  0, WM_R256_NO_TRANSPOSE, _mm256_load_ps)
 
 #else
 #define wm_retrieve_block_avx512 NULL

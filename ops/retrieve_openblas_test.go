@@ -23,12 +23,17 @@ func TestRetrieveRowsMatchGo(t *testing.T) {
 		}
 		r := rand.New(rand.NewSource(int64(17 + level)))
 		for trial := 0; trial < 1500; trial++ {
-			nk := 1 + r.Intn(80)
+			nk, rows := 1+r.Intn(80), 1+r.Intn(40)
+			if trial%4 == 1 {
+				// Rows of a multiple of 16 values, up to 256 and one
+				// past it, and at least one block of 16: AVX-512 reads
+				// these through their transpose.
+				nk, rows = 8*(1+r.Intn(17)), 16+r.Intn(40)
+			}
 			k := cdmoeKernel{nk: nk, topk: 1 + r.Intn(min(nk, 32))}
 			if trial%3 == 0 && nk >= 8 {
 				k.topk = 8 // the default, which has a kernel of its own
 			}
-			rows := 1 + r.Intn(40)
 			sims := make([]float32, rows*2*nk)
 			levels := 1 + r.Intn(12)
 			for row := 0; row < rows; row++ {
