@@ -240,14 +240,15 @@ WM_R512_ATTR static inline __attribute__((always_inline)) void wm_r512_transpose
 	}
 }
 
-// The AVX-512 search reads its 16 rows' similarities as columns from
-// their transpose (rows of up to WM_R512_TBUF values, a multiple of 16),
-// not by gathers: a gather of 16 lanes took most of the search's time.
-#define WM_R512_TBUF 256
+// The vector searches read their rows' similarities as columns from
+// their transpose (rows of up to WM_RETRIEVE_TBUF values, a multiple of the
+// lanes), not by gathers: at AVX-512 a gather of 16 lanes took most of the
+// search's time.
+#define WM_RETRIEVE_TBUF 256
 WM_RETRIEVE_BLOCK(_avx512, WM_R512_ATTR, 16, __m512, __m512i, __mmask16, WM_R512_ROWOFFS, WM_R512_GATHER,
                   _mm512_set1_epi32, _mm512_add_ps, WM_R512_GT, WM_R512_UNORD, WM_R512_INF, _mm512_mask_blend_ps,
                   _mm512_mask_blend_epi32, (__mmask16)0, WM_R512_MOR, (unsigned), _mm512_storeu_ps,
-                  WM_R512_STOREI, WM_R512_TBUF, wm_r512_transpose, _mm512_load_ps)
+                  WM_R512_STOREI, WM_RETRIEVE_TBUF, wm_r512_transpose, _mm512_load_ps)
 
 #define WM_R256_ATTR __attribute__((target("avx2,fma")))
 #define WM_R256_ROWOFFS(stride) _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32(stride))
@@ -261,11 +262,33 @@ WM_RETRIEVE_BLOCK(_avx512, WM_R512_ATTR, 16, __m512, __m512i, __mmask16, WM_R512
 #define WM_R256_BLEND(m, a, b) _mm256_blendv_ps(a, b, m)
 #define WM_R256_BITS(m) ((unsigned)_mm256_movemask_ps(m))
 #define WM_R256_STOREI(p, v) _mm256_storeu_si256((__m256i *)(p), v)
-#define WM_R256_NO_TRANSPOSE(sims, n, t) ((void)0)
+
+// wm_r256_transpose is wm_r512_transpose for 8 rows (n a multiple of 8):
+// t[8c + l] = sims[l·n + c], by 8×8 blocks in registers.
+WM_R256_ATTR static inline __attribute__((always_inline)) void wm_r256_transpose(const float *sims, int n, float *t) {
+	for (int c0 = 0; c0 < n; c0 += 8) {
+		__m256 r[8], u[8], v[8];
+		for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(sims + (ptrdiff_t)i * n + c0);
+		for (int i = 0; i < 8; i += 2) {
+			u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);     // a0 b0 a1 b1 in each 128-bit lane
+			u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]); // a2 b2 a3 b3
+		}
+		for (int i = 0; i < 8; i += 4) {
+			v[i] = _mm256_shuffle_ps(u[i], u[i + 2], 0x44);         // rows i..i+3 of column 4L+0 in lane L
+			v[i + 1] = _mm256_shuffle_ps(u[i], u[i + 2], 0xee);     // column 4L+1
+			v[i + 2] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0x44); // column 4L+2
+			v[i + 3] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0xee); // column 4L+3
+		}
+		for (int c = 0; c < 4; c++) {
+			_mm256_store_ps(t + (ptrdiff_t)(c0 + c) * 8, _mm256_permute2f128_ps(v[c], v[4 + c], 0x20));
+			_mm256_store_ps(t + (ptrdiff_t)(c0 + 4 + c) * 8, _mm256_permute2f128_ps(v[c], v[4 + c], 0x31));
+		}
+	}
+}
 WM_RETRIEVE_BLOCK(_avx2, WM_R256_ATTR, 8, __m256, __m256i, __m256, WM_R256_ROWOFFS, WM_R256_GATHER,
                   _mm256_set1_epi32, _mm256_add_ps, WM_R256_GT, WM_R256_UNORD, WM_R256_INF, WM_R256_BLEND,
                   WM_R256_BLENDI, _mm256_setzero_ps(), _mm256_or_ps, WM_R256_BITS, _mm256_storeu_ps, WM_R256_STOREI,
-                  0, WM_R256_NO_TRANSPOSE, _mm256_load_ps)
+                  WM_RETRIEVE_TBUF, wm_r256_transpose, _mm256_load_ps)
 
 #else
 #define wm_retrieve_block_avx512 NULL
