@@ -1066,15 +1066,61 @@ static inline int wm_cdmoe_bwd_zmm_ok(ptrdiff_t d, ptrdiff_t half) {
 // wm_cdmoe_bwd_zmm runs the body with d_model 64 and halves of 32 as
 // constants (the benchmarks' small models; GCC unrolls the short loops),
 // or with the sizes given.
-WM_AVX512_ATTR static void wm_cdmoe_bwd_zmm(const float *g, const float *phi, const float *Edown,
-                                                const float *Eup, const int32_t *e, const float *s, ptrdiff_t nc,
-                                                ptrdiff_t d, float *dEdown, float *dEup, float *dphi, const float *q,
-                                                const float *keys, const int32_t *off, ptrdiff_t half, float *dq,
-                                                float *dkeys) {
+WM_AVX512_ATTR static void wm_cdmoe_bwd_zmm(const float *g, const float *phi, const float *Edown, const float *Eup,
+                                            const int32_t *e, const float *s, ptrdiff_t nc, ptrdiff_t d,
+                                            float *dEdown, float *dEup, float *dphi, const float *q,
+                                            const float *keys, const int32_t *off, ptrdiff_t half, float *dq,
+                                            float *dkeys) {
 	if (d == 64 && half == 32)
 		wm_cdmoe_bwd_body_zmm(g, phi, Edown, Eup, e, s, nc, 64, dEdown, dEup, dphi, q, keys, off, 32, dq, dkeys, 1);
 	else
 		wm_cdmoe_bwd_body_zmm(g, phi, Edown, Eup, e, s, nc, d, dEdown, dEup, dphi, q, keys, off, half, dq, dkeys, 0);
+}
+
+// wm_cdmoe_fwd_zmm is wm_cdmoe_fwd for d_model a multiple of 16 with the
+// token's output summed over a block's experts on sixteen lanes, 64 values
+// at a time and then 16, each value over the experts in their order by the
+// same multiply-adds as wm_rows_axpy's eight lanes, so the same bits
+// (TestCDMoEExpertsAVX512KeepBits); the dots and the activation are
+// wm_cdmoe_fwd's. d_model 64 runs as a constant.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_cdmoe_fwd_body_zmm(
+    float *y, const float *phi, const float *Edown, const float *Eup, const int32_t *e, const float *s, ptrdiff_t nc,
+    const ptrdiff_t d) {
+	float w[WM_CDMOE_BLOCK];
+	for (ptrdiff_t c0 = 0; c0 < nc; c0 += WM_CDMOE_BLOCK) {
+		const ptrdiff_t m = nc - c0 < WM_CDMOE_BLOCK ? nc - c0 : WM_CDMOE_BLOCK;
+		const int32_t *eb = e + c0;
+		wm_dots_avx512(phi, Edown, eb, m, d, w);
+		for (ptrdiff_t c = 0; c < m; c++) {
+			float z = w[c] * s[c0 + c];
+			w[c] = z / (1.0f + wm_exp(-z));
+		}
+		ptrdiff_t j0 = 0;
+		for (; j0 + 64 <= d; j0 += 64) {
+			__m512 a[4];
+			for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(y + j0 + 16 * v);
+			for (ptrdiff_t c = 0; c < m; c++) {
+				const float *r = Eup + (ptrdiff_t)eb[c] * d + j0;
+				const __m512 wc = _mm512_set1_ps(w[c]);
+				for (int v = 0; v < 4; v++) a[v] = _mm512_fmadd_ps(wc, _mm512_loadu_ps(r + 16 * v), a[v]);
+			}
+			for (int v = 0; v < 4; v++) _mm512_storeu_ps(y + j0 + 16 * v, a[v]);
+		}
+		for (; j0 < d; j0 += 16) {
+			__m512 a = _mm512_loadu_ps(y + j0);
+			for (ptrdiff_t c = 0; c < m; c++)
+				a = _mm512_fmadd_ps(_mm512_set1_ps(w[c]), _mm512_loadu_ps(Eup + (ptrdiff_t)eb[c] * d + j0), a);
+			_mm512_storeu_ps(y + j0, a);
+		}
+	}
+}
+
+WM_AVX512_ATTR static void wm_cdmoe_fwd_zmm(float *y, const float *phi, const float *Edown, const float *Eup,
+                                            const int32_t *e, const float *s, ptrdiff_t nc, ptrdiff_t d) {
+	if (d == 64)
+		wm_cdmoe_fwd_body_zmm(y, phi, Edown, Eup, e, s, nc, 64);
+	else
+		wm_cdmoe_fwd_body_zmm(y, phi, Edown, Eup, e, s, nc, d);
 }
 
 static int wm_has_avx512(void) {
@@ -1117,6 +1163,7 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_cdmoe_fwd_avx2 wm_cdmoe_fwd_sse
 #define wm_cdmoe_bwd_avx2 wm_cdmoe_bwd_sse
 #define wm_cdmoe_bwd_zmm wm_cdmoe_bwd_sse
+#define wm_cdmoe_fwd_zmm wm_cdmoe_fwd_sse
 #define wm_cdmoe_bwd_zmm_ok(d, half) 0
 #define wm_cdmoe_parts_avx2 wm_cdmoe_parts_sse
 #endif
@@ -1222,7 +1269,8 @@ static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdi
 }
 static void wm_cdmoe_fwd(float *y, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
                          const float *s, ptrdiff_t nc, ptrdiff_t d) {
-	if (wm_use_avx2()) wm_cdmoe_fwd_avx2(y, phi, Edown, Eup, e, s, nc, d);
+	if (wm_use_avx512() && d > 0 && d % 16 == 0) wm_cdmoe_fwd_zmm(y, phi, Edown, Eup, e, s, nc, d);
+	else if (wm_use_avx2()) wm_cdmoe_fwd_avx2(y, phi, Edown, Eup, e, s, nc, d);
 	else wm_cdmoe_fwd_sse(y, phi, Edown, Eup, e, s, nc, d);
 }
 static void wm_cdmoe_bwd(const float *g, const float *phi, const float *Edown, const float *Eup, const int32_t *e,

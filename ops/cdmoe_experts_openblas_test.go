@@ -199,7 +199,9 @@ func newCDMoEExpertsCase(k cdmoeKernel, seed int64, choose func(*rand.Rand) (ix,
 
 // At level AVX-512 the backward updates its rows on sixteen lanes
 // (wm_cdmoe_bwd_zmm) where d_model is a multiple of 16 and the query
-// halves are 16 to 64; every gradient must have the AVX2 body's bits, the
+// halves are 16 to 64, and the forward sums its output on sixteen lanes
+// (wm_cdmoe_fwd_zmm) where d_model is a multiple of 16; the output and
+// every gradient must have the AVX2 kernels' bits, the
 // buffers it adds into holding values already: d_model 64 with halves of
 // 32 (its body of constants), 64-value chunks of dφ with and without
 // 16-value ones after them, more choices per token than a block (5 heads ×
@@ -227,7 +229,8 @@ func TestCDMoEExpertsAVX512KeepBits(t *testing.T) {
 			})
 			r := rand.New(rand.NewSource(31))
 			start := [][]float32{normalFloat32s(r, N*k.dm), normalFloat32s(r, N*k.qdim()),
-				normalFloat32s(r, len(c.Edown)), normalFloat32s(r, len(c.Eup)), normalFloat32s(r, len(c.keys))}
+				normalFloat32s(r, len(c.Edown)), normalFloat32s(r, len(c.Eup)), normalFloat32s(r, len(c.keys)),
+				normalFloat32s(r, N*k.dm)}
 			run := func(level int) [][]float32 {
 				if setKernelLevel(level) != level {
 					t.Fatalf("level %d is not available", level)
@@ -237,13 +240,14 @@ func TestCDMoEExpertsAVX512KeepBits(t *testing.T) {
 					out[i] = append([]float32(nil), s...)
 				}
 				acc := cdmoeGrads[float32]{out[2], out[3], out[4]}
-				if !cdmoeExpertsRangeC(k, lo, hi, c.chosen, nil, c.g, c.sh, c.Edown, c.Eup, c.keys, &acc, out[0], out[1]) {
-					t.Fatalf("level %d: the C kernel did not run", level)
+				if !cdmoeExpertsRangeC(k, lo, hi, c.chosen, nil, c.g, c.sh, c.Edown, c.Eup, c.keys, &acc, out[0], out[1]) ||
+					!cdmoeExpertsRangeC(k, lo, hi, c.chosen, out[5], nil, c.sh, c.Edown, c.Eup, c.keys, nil, nil, nil) {
+					t.Fatalf("level %d: the C kernels did not run", level)
 				}
 				return out
 			}
 			want, got := run(levelAVX2), run(levelAVX512)
-			for i, name := range []string{"dphi", "dq", "dEdown", "dEup", "dkeys"} {
+			for i, name := range []string{"dphi", "dq", "dEdown", "dEup", "dkeys", "y"} {
 				moved := false
 				for j := range want[i] {
 					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
