@@ -150,9 +150,9 @@ static inline __attribute__((always_inline)) float wm_log1p_unit(float u) {
 // in the same order, so the same bits (TestCDMoEExpertsCMatchGo covers both
 // bodies). wm_dot's tail loop is guarded by n & 7 so that GCC, inlining it
 // with n = 64, has no loop left whose count it cannot bound. At level
-// AVX-512 the backward is wm_cdmoe_bwd_zmm (below) where d_model is a
-// multiple of 16: the same body with its rows on sixteen lanes, the same
-// bits.
+// AVX-512 the backward is wm_cdmoe_bwd_zmm and the forward
+// wm_cdmoe_fwd_zmm (below) where d_model is a multiple of 16: the same
+// bodies with their rows on sixteen lanes, the same bits.
 #define WM_CDMOE_BLOCK 64
 #define WM_DOTS 8
 typedef float wm_v8f __attribute__((vector_size(32)));
@@ -1396,9 +1396,9 @@ func init() { setKernelLevel(levelAVX512) }
 // variant the CPU has up to level most, and returns the level in effect.
 // The activations, softmax rows and log-sum-exp parts have all three
 // variants; the others (SSD masks and rows, RoPE, softmax gradient, MoE
-// rows, Add and Mul, the paper mask, CDMoE's experts' forward) run their
-// AVX2 one at both higher levels; CDMoE's experts' backward has an
-// AVX-512 variant with the AVX2 one's bits; CDMoE's retrieval and RMSNorm (forward and backward) have
+// rows, Add and Mul, the paper mask) run their AVX2 one at both higher
+// levels; CDMoE's experts' forward and backward have AVX-512 variants
+// with the AVX2 ones' bits; CDMoE's retrieval and RMSNorm (forward and backward) have
 // an AVX-512 and an AVX2 variant and a portable one; the
 // 64-wide product kernel runs at AVX-512 only (below it, gemmHeadN goes to
 // the BLAS). Tests and benchmarks call it to cover the variants.
