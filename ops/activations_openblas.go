@@ -951,12 +951,38 @@ WM_AVX512_ATTR static void wm_softmax_grad_rows_avx512(float *d, const float *p,
 	}
 }
 
+// wm_rows_axpy_zmm is wm_rows_axpy on sixteen lanes, for n a multiple of
+// 16: y[j] + Σ_c w[c]·base[e[c]·n + j], 64 values at a time in four
+// vectors and then 16 at a time, each value over the experts in their
+// order by one multiply-add each, so wm_rows_axpy's bits.
+WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_rows_axpy_zmm(float *y, const float *base,
+                                                                                  const int32_t *e, const float *w,
+                                                                                  ptrdiff_t m, ptrdiff_t n) {
+	ptrdiff_t j0 = 0;
+	for (; j0 + 64 <= n; j0 += 64) {
+		__m512 a[4];
+		for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(y + j0 + 16 * v);
+		for (ptrdiff_t c = 0; c < m; c++) {
+			const float *r = base + (ptrdiff_t)e[c] * n + j0;
+			const __m512 wc = _mm512_set1_ps(w[c]);
+			for (int v = 0; v < 4; v++) a[v] = _mm512_fmadd_ps(wc, _mm512_loadu_ps(r + 16 * v), a[v]);
+		}
+		for (int v = 0; v < 4; v++) _mm512_storeu_ps(y + j0 + 16 * v, a[v]);
+	}
+	for (; j0 < n; j0 += 16) {
+		__m512 a = _mm512_loadu_ps(y + j0);
+		for (ptrdiff_t c = 0; c < m; c++)
+			a = _mm512_fmadd_ps(_mm512_set1_ps(w[c]), _mm512_loadu_ps(base + (ptrdiff_t)e[c] * n + j0), a);
+		_mm512_storeu_ps(y + j0, a);
+	}
+}
+
 // wm_cdmoe_bwd_body_zmm is wm_cdmoe_bwd's body with the rows it updates
 // on sixteen lanes, for d_model a multiple of 16 and query halves of 16,
 // 32, 48 or 64: each expert's rows of dEup and dEdown, the two keys' rows
 // of dkeys, dq's runs and the token's dφ (in four vectors over a block at
 // d_model 64, as the AVX2 body's eight; summed over a block's experts 64
-// values at a time otherwise, as wm_rows_axpy). Each value takes the same
+// values at a time otherwise, by wm_rows_axpy_zmm). Each value takes the same
 // multiply-adds in the same order as in the AVX2 body, so the same bits
 // (TestCDMoEExpertsAVX512KeepBits); the dots stay in wm_dots' eight-lane
 // order and fold. A choice updates four rows, read and written back: on
@@ -1035,25 +1061,7 @@ WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_cdmoe_bwd_bo
 			for (int v = 0; v < 4; v++) _mm512_storeu_ps(dphi + 16 * v, pa[v]);
 			continue;
 		}
-		// dφ: summed over the block's experts 64 values at a time, then
-		// 16 at a time.
-		ptrdiff_t j0 = 0;
-		for (; j0 + 64 <= d; j0 += 64) {
-			__m512 a[4];
-			for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(dphi + j0 + 16 * v);
-			for (ptrdiff_t c = 0; c < m; c++) {
-				const float *r = Edown + (ptrdiff_t)e[c0 + c] * d + j0;
-				const __m512 wc = _mm512_set1_ps(zs[c]);
-				for (int v = 0; v < 4; v++) a[v] = _mm512_fmadd_ps(wc, _mm512_loadu_ps(r + 16 * v), a[v]);
-			}
-			for (int v = 0; v < 4; v++) _mm512_storeu_ps(dphi + j0 + 16 * v, a[v]);
-		}
-		for (; j0 < d; j0 += 16) {
-			__m512 a = _mm512_loadu_ps(dphi + j0);
-			for (ptrdiff_t c = 0; c < m; c++)
-				a = _mm512_fmadd_ps(_mm512_set1_ps(zs[c]), _mm512_loadu_ps(Edown + (ptrdiff_t)e[c0 + c] * d + j0), a);
-			_mm512_storeu_ps(dphi + j0, a);
-		}
+		wm_rows_axpy_zmm(dphi, Edown, e + c0, zs, m, d);
 	}
 }
 
@@ -1095,23 +1103,7 @@ WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_cdmoe_fwd_bo
 			float z = w[c] * s[c0 + c];
 			w[c] = z / (1.0f + wm_exp(-z));
 		}
-		ptrdiff_t j0 = 0;
-		for (; j0 + 64 <= d; j0 += 64) {
-			__m512 a[4];
-			for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(y + j0 + 16 * v);
-			for (ptrdiff_t c = 0; c < m; c++) {
-				const float *r = Eup + (ptrdiff_t)eb[c] * d + j0;
-				const __m512 wc = _mm512_set1_ps(w[c]);
-				for (int v = 0; v < 4; v++) a[v] = _mm512_fmadd_ps(wc, _mm512_loadu_ps(r + 16 * v), a[v]);
-			}
-			for (int v = 0; v < 4; v++) _mm512_storeu_ps(y + j0 + 16 * v, a[v]);
-		}
-		for (; j0 < d; j0 += 16) {
-			__m512 a = _mm512_loadu_ps(y + j0);
-			for (ptrdiff_t c = 0; c < m; c++)
-				a = _mm512_fmadd_ps(_mm512_set1_ps(w[c]), _mm512_loadu_ps(Eup + (ptrdiff_t)eb[c] * d + j0), a);
-			_mm512_storeu_ps(y + j0, a);
-		}
+		wm_rows_axpy_zmm(y, Eup, eb, w, m, d);
 	}
 }
 
