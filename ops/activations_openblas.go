@@ -1065,10 +1065,11 @@ WM_AVX512_ATTR static inline __attribute__((always_inline)) void wm_cdmoe_bwd_bo
 	}
 }
 
-// wm_cdmoe_bwd_zmm_ok says whether wm_cdmoe_bwd_body_zmm takes these
-// sizes; the AVX2 body runs the others.
+// wm_cdmoe_fwd_zmm_ok and wm_cdmoe_bwd_zmm_ok say whether the sixteen-lane
+// kernels take these sizes; the AVX2 ones run the others.
+static inline int wm_cdmoe_fwd_zmm_ok(ptrdiff_t d) { return d > 0 && d % 16 == 0; }
 static inline int wm_cdmoe_bwd_zmm_ok(ptrdiff_t d, ptrdiff_t half) {
-	return d > 0 && d % 16 == 0 && half > 0 && half % 16 == 0 && half <= 64;
+	return wm_cdmoe_fwd_zmm_ok(d) && half > 0 && half % 16 == 0 && half <= 64;
 }
 
 // wm_cdmoe_bwd_zmm runs the body with d_model 64 and halves of 32 as
@@ -1156,6 +1157,7 @@ static int wm_has_avx512(void) { return 0; }
 #define wm_cdmoe_bwd_avx2 wm_cdmoe_bwd_sse
 #define wm_cdmoe_bwd_zmm wm_cdmoe_bwd_sse
 #define wm_cdmoe_fwd_zmm wm_cdmoe_fwd_sse
+#define wm_cdmoe_fwd_zmm_ok(d) 0
 #define wm_cdmoe_bwd_zmm_ok(d, half) 0
 #define wm_cdmoe_parts_avx2 wm_cdmoe_parts_sse
 #endif
@@ -1261,7 +1263,7 @@ static void wm_softmax_grad_rows(float *d, const float *p, const float *g, ptrdi
 }
 static void wm_cdmoe_fwd(float *y, const float *phi, const float *Edown, const float *Eup, const int32_t *e,
                          const float *s, ptrdiff_t nc, ptrdiff_t d) {
-	if (wm_use_avx512() && d > 0 && d % 16 == 0) wm_cdmoe_fwd_zmm(y, phi, Edown, Eup, e, s, nc, d);
+	if (wm_use_avx512() && wm_cdmoe_fwd_zmm_ok(d)) wm_cdmoe_fwd_zmm(y, phi, Edown, Eup, e, s, nc, d);
 	else if (wm_use_avx2()) wm_cdmoe_fwd_avx2(y, phi, Edown, Eup, e, s, nc, d);
 	else wm_cdmoe_fwd_sse(y, phi, Edown, Eup, e, s, nc, d);
 }

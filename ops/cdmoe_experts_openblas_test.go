@@ -200,15 +200,15 @@ func newCDMoEExpertsCase(k cdmoeKernel, seed int64, choose func(*rand.Rand) (ix,
 // At level AVX-512 the backward updates its rows on sixteen lanes
 // (wm_cdmoe_bwd_zmm) where d_model is a multiple of 16 and the query
 // halves are 16 to 64, and the forward sums its output on sixteen lanes
-// (wm_cdmoe_fwd_zmm) where d_model is a multiple of 16; the output and
-// every gradient must have the AVX2 kernels' bits, the
-// buffers it adds into holding values already: d_model 64 with halves of
-// 32 (its body of constants), 64-value chunks of dφ with and without
-// 16-value ones after them, more choices per token than a block (5 heads ×
-// 16), experts and keys chosen more than once within a head (the rows a
-// choice updates are read by the next one), and a head's choices on both
-// sides of a block's edge (dq's runs). Sizes it does not take (d_model 72)
-// must run the AVX2 body.
+// (wm_cdmoe_fwd_zmm) where d_model is a multiple of 16. The output and
+// every gradient must have the AVX2 kernels' bits, the gradients added
+// into buffers that hold values already: d_model 64 with halves of 32 (its
+// body of constants), 64-value chunks with and without 16-value ones after
+// them, more choices per token than a block (5 heads × 16), experts and
+// keys chosen more than once within a head (the rows a choice updates are
+// read by the next one), and a head's choices on both sides of a block's
+// edge (dq's runs). Sizes they do not take (d_model 72) must run the AVX2
+// kernels.
 func TestCDMoEExpertsAVX512KeepBits(t *testing.T) {
 	defer setKernelLevel(levelAVX512)
 	if setKernelLevel(levelAVX512) != levelAVX512 {

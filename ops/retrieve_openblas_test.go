@@ -26,8 +26,8 @@ func TestRetrieveRowsMatchGo(t *testing.T) {
 			nk, rows := 1+r.Intn(80), 1+r.Intn(40)
 			if trial%4 == 1 {
 				// Rows of a multiple of 16 values, up to 256 and one
-				// past it, and at least one block of 16: AVX-512 reads
-				// these through their transpose.
+				// past it, and at least one block of 16: the vector
+				// searches read these through their transpose.
 				nk, rows = 8*(1+r.Intn(17)), 16+r.Intn(40)
 			}
 			k := cdmoeKernel{nk: nk, topk: 1 + r.Intn(min(nk, 32))}

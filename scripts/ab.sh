@@ -22,9 +22,8 @@
 # alike (an A/A run read 0.98-1.11 a pair: read six pairs as good to about
 # 3%), and the swap cancels a difference between the two cores (one core
 # ran 20-60% slower than the other for minutes at a time). Use an even
-# RUNS. Both sides
-# share the memory bus and the L3, so this measures one-core work as it
-# runs beside other work, the way two shards run.
+# RUNS. Both sides share the memory bus and the L3, so this measures
+# one-core work as it runs beside other work, the way two shards run.
 set -euo pipefail
 rev=${1:?usage: ab.sh REV BENCH [CPUS] [RUNS]}
 bench=${2:?usage: ab.sh REV BENCH [CPUS] [RUNS]}
@@ -63,7 +62,7 @@ if [[ ${PAIRED:-0} == 1 ]]; then
 		A+=("$a"); B+=("$b")
 		awk -v a="$a" -v b="$b" 'BEGIN {exit !(b < a)}' && wins=$((wins + 1))
 		awk -v i="$i" -v r="$rev" -v a="$a" -v b="$b" -v ca="$ca" -v cb="$cb" \
-			'BEGIN {printf "run %d: %s %.2f ms (core %s)   working tree %.2f ms (core %s)   ratio %.4f\n", i, r, a/1e6, ca, b/1e6, cb, b/a}'
+			'BEGIN {printf "run %d: %s %.4g ms (core %s)   working tree %.4g ms (core %s)   ratio %.4f\n", i, r, a/1e6, ca, b/1e6, cb, b/a}'
 	done
 	printf '%s\n' "${A[@]}" "${B[@]}" | awk -v n="$runs" -v w="$wins" -v r="$rev" \
 		'{v[NR] = $1} END {for (i = 1; i <= n; i++) s += log(v[n+i] / v[i]); g = exp(s / n);
@@ -74,8 +73,8 @@ for ((i = 1; i <= runs; i++)); do
 	a=$(run "$work/a.test"); b=$(run "$work/b.test")
 	[[ -n $a && -n $b ]] || { echo "ab.sh: the benchmark $bench printed no ns/op" >&2; exit 1; }
 	A+=("$a"); B+=("$b")
-	awk -v i="$i" -v r="$rev" -v a="$a" -v b="$b" 'BEGIN {printf "run %d: %s %.2f ms   working tree %.2f ms\n", i, r, a/1e6, b/1e6}'
+	awk -v i="$i" -v r="$rev" -v a="$a" -v b="$b" 'BEGIN {printf "run %d: %s %.4g ms   working tree %.4g ms\n", i, r, a/1e6, b/1e6}'
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 ma=$(median "${A[@]}"); mb=$(median "${B[@]}")
-awk -v r="$rev" -v a="$ma" -v b="$mb" 'BEGIN {printf "median: %s %.2f ms, working tree %.2f ms (%+.1f%%)\n", r, a/1e6, b/1e6, (b/a-1)*100}'
+awk -v r="$rev" -v a="$ma" -v b="$mb" 'BEGIN {printf "median: %s %.4g ms, working tree %.4g ms (%+.1f%%)\n", r, a/1e6, b/1e6, (b/a-1)*100}'
