@@ -42,15 +42,20 @@ bench:
 bench-openblas:
 	$(GO) test -run '^$$' -bench . -benchmem -tags openblas ./ops/ ./graph/
 
-## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, and libjemalloc2 for the peer's allocator, installed when missing): docs/bench.md; it stops at once if the BLAS rate is >10% below the committed report's (HOST_LIKE=, empty, measures any host)
-HOST_LIKE ?= $(wildcard docs/bench.md)
+## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, and libjemalloc2 for the peer's allocator, installed when missing), written to the committed report for this kind of host (`wm bench-host docs`: the one made on the same processor, cores and OpenBLAS kernels, or docs/bench-<processor>-<N>cores.md for a first one; BENCH_REPORT=F names another); it stops at once if the BLAS rate is >10% below that report's (HOST_LIKE=F checks against F instead, HOST_LIKE= against nothing)
+BENCH_REPORT ?=
+HOST_LIKE ?= auto
+ROUNDS ?= 5
 bench-peer: deps
 	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || ! /sbin/ldconfig -p | grep -q 'libjemalloc.so.2 '; then \
 		echo "installing python3-torch and libjemalloc2"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch libjemalloc2 >/dev/null; \
 	fi
-	$(GO) run -tags openblas ./cmd/wm bench --reps 8 --out docs/bench.md --resume $(if $(HOST_LIKE),--host-like $(HOST_LIKE))
+	@report='$(BENCH_REPORT)'; \
+	if [ -z "$$report" ]; then report=$$($(GO) run -tags openblas ./cmd/wm bench-host docs) || exit 1; fi; \
+	like='$(HOST_LIKE)'; if [ "$$like" = auto ]; then like=; if [ -f "$$report" ]; then like=$$report; fi; fi; \
+	set -x; $(GO) run -tags openblas ./cmd/wm bench --reps 8 --rounds $(ROUNDS) --out "$$report" --resume $${like:+--host-like "$$like"}
 
 fmt:
 	gofmt -w .

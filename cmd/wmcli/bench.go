@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,9 @@ type benchResult struct {
 	// BLASCore is the kernels OpenBLAS ran ("Cooperlake"; ops.BLASCore on
 	// wm's side, openblas_get_corename on the peer's), "" for another BLAS.
 	BLASCore string `json:"blas_core,omitempty"`
+	// ATen is the instruction set of the ATen kernels the peer ran
+	// ("AVX2", "AVX512"; its torch.__config__.show()), "" on wm's side.
+	ATen string `json:"aten,omitempty"`
 	// Sched is the scheduling policy the side's process ran under
 	// ("batch", "normal"; ops.SchedulingPolicy, os.sched_getscheduler on the
 	// peer's), "" where the system does not say.
@@ -269,11 +273,14 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	analysis := benchAnalysis(rows)
 	notes := benchNotes(rows, cfg.pin)
+	if a := atenNote(rows, cfg.peerATen); a != "" {
+		notes += " " + a
+	}
 	fmt.Fprint(stdout, "\n"+analysis+"\n"+notes+"\n")
 	if cfg.out != "" {
 		cpu := cpuModel()
 		head := fmt.Sprintf("# wm bench\n\n%s: %d cores (%s), Go %s, BLAS %s, float32 kernels %s; peer: PyTorch %s (CPU, float32), allocator %s. %s. %s\n\n"+
-			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), with each op's loops on up to threads goroutines and with each shard's loops on one (train.Config.ShardThreads 1), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure (2×1: two shards of one thread each). The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure.\n\n",
+			"Ratios are wm ÷ peer (above 1 is faster for tokens/s; below 1 is less memory for RSS), measured in one run, each side in a fresh process, %d timed steps after a warm-up, best of %d rounds in which wm and the peer take turns, spread over the run (round 1 of every row, then round 2, …). Training steps include the AdamW update. threads is GOMAXPROCS for wm. wm runs each batch as one graph and, when threads divides the batch, split over that many graphs run at once (data parallelism, train.Config.Shards), with each op's loops on up to threads goroutines and with each shard's loops on one (train.Config.ShardThreads 1), and keeps its best training and best evaluation figure; wm shards names the layout of the best training figure (2×1: two shards of one thread each). The peer runs each of its thread layouts for that many cores, OpenMP threads × OpenBLAS threads (p×1 and 1×p; p×p oversubscribes Debian's torch, 3× slower at 2), on a CPU with AVX-512 each with ATen's AVX2 and its AVX-512 kernels (ATEN_CPU_CAPABILITY; Debian's torch picks AVX2 by itself), and the table keeps its best training and its best evaluation figure; the column names the layout of the best training figure (with its ATen kernels where two sets ran).\n\n",
 			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpu, runtime.Version(), ops.BLASName, ops.KernelISA(), orNone(torchVersion), peerMalloc, "Command: wm bench "+strings.Join(args, " "), notes, cfg.reps, cfg.rounds)
 		if err := atomicfile.WriteBytes(cfg.out, []byte(head+b.String()+"\n"+analysis)); err != nil {
 			return fail(1, err)
@@ -310,6 +317,9 @@ type benchSettings struct {
 	allowed []int
 	// peerEnv is the environment that gives the peer its allocator.
 	peerEnv []string
+	// peerATen are the ATen kernel sets each peer layout runs with
+	// (peerATenKernels; "" for torch's own choice).
+	peerATen []string
 	// hostLike is the report --host-like names ("" for none), hostRates
 	// its BLAS rates by thread count, and hostSlack how far below them
 	// this run's may be (checkHost).
@@ -340,12 +350,12 @@ func (cfg benchSettings) openJournal(self, peerScript, torchVersion string) (*be
 	if err != nil {
 		return nil, err
 	}
-	peer, malloc := cfg.peer, cfg.peerMalloc
+	peer, malloc, aten := cfg.peer, cfg.peerMalloc, cfg.peerATen
 	if peerScript == "" {
-		peer, malloc = "", ""
+		peer, malloc, aten = "", "", nil
 	}
 	return openBenchJournal(cfg.out, journalSettings{Binary: hash, Patterns: cfg.pats, Sizes: cfg.base, SSDSizes: cfg.extra, Procs: cfg.procs,
-		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, PeerMalloc: malloc, Torch: torchVersion, Pin: cfg.pin}, cfg.resume)
+		Experts: cfg.experts, Reps: cfg.reps, Rounds: cfg.rounds, Peer: peer, PeerMalloc: malloc, PeerATen: aten, Torch: torchVersion, Pin: cfg.pin}, cfg.resume)
 }
 
 // parseBenchArgs reads wm bench's flags and checks them.
@@ -361,6 +371,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		reps     = fs.Int("reps", 8, "timed steps after one warm-up (wm needs several steps in a fresh process to reach its steady speed)")
 		rounds   = fs.Int("rounds", 2, "times each configuration is measured, wm and the peer taking turns; each keeps its best figure")
 		peer     = fs.String("peer", "/usr/bin/python3", "python with torch for the peer (\"\" for none)")
+		aten     = fs.String("peer-aten", "auto", "the peer's ATen kernels (ATEN_CPU_CAPABILITY), each thread layout run with each and the best kept: auto (avx2 and avx512 on a CPU with AVX-512, torch's own choice elsewhere), torch (its own choice), or a list of default, avx2, avx512")
 		malloc   = fs.String("peer-malloc", "jemalloc", "the peer's allocator: jemalloc (libjemalloc.so.2 preloaded, memory kept for reuse, as PyTorch's CPU guides recommend) or glibc (the C library's malloc)")
 		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written, then in FILE.rounds.jsonl)")
 		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
@@ -376,6 +387,10 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 	if err := checkPeerMalloc(cfg.peerMalloc); err != nil {
 		return cfg, err
 	}
+	var err error
+	if cfg.peerATen, err = peerATenKernels(*aten, cpuFlags()); err != nil {
+		return cfg, err
+	}
 	if cfg.resume && cfg.out == "" {
 		return cfg, errors.New("--resume: needs --out (the journal of the run to continue is kept beside it)")
 	}
@@ -385,7 +400,6 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 	if cfg.rounds < 1 {
 		return cfg, errors.Errorf("--rounds: must be >= 1, got %d", cfg.rounds)
 	}
-	var err error
 	if cfg.hostRates, err = readHostRates(cfg.hostLike, cfg.hostSlack); err != nil {
 		return cfg, err
 	}
@@ -586,7 +600,7 @@ func (cfg benchSettings) measureRound(self, peerScript, pat string, z benchSize,
 	if peerScript == "" {
 		return r, nil
 	}
-	peer, layout, err := measurePeer(cfg.peer, peerScript, p, cpus, args, cfg.peerEnv)
+	peer, layout, err := measurePeer(cfg.peer, peerScript, p, cpus, args, cfg.peerEnv, cfg.peerATen)
 	if err != nil {
 		return r, errors.Wrapf(err, "peer %s d=%d t=%d", pat, z.D, z.T)
 	}
@@ -633,10 +647,12 @@ func measureWM(self string, args []string, batch, p int, cpus []int) (benchResul
 // threads over single-threaded OpenBLAS, and (p > 1) one OpenMP thread over
 // p OpenBLAS threads. Debian's torch is fastest at d_model 256 in the
 // second (its time is in sgemm) and at d_model 64 often in the first, so
-// taking one layout would handicap the peer. It returns the best training
-// and the best evaluation figure, the peak RSS of the run with the best
-// training, and that run's layout.
-func measurePeer(python, script string, p int, cpus []int, args, env []string) (benchResult, string, error) {
+// taking one layout would handicap the peer. Each layout runs with each of
+// the ATen kernel sets aten ("" for torch's own choice). It returns the
+// best training and the best evaluation figure, the peak RSS of the run
+// with the best training, and that run's layout ("2×1", and its ATen
+// kernels when there is more than one set: "2×1 AVX512").
+func measurePeer(python, script string, p int, cpus []int, args, env, aten []string) (benchResult, string, error) {
 	layouts := [][2]int{{p, 1}}
 	if p > 1 {
 		layouts = append(layouts, [2]int{1, p})
@@ -644,16 +660,33 @@ func measurePeer(python, script string, p int, cpus []int, args, env []string) (
 	var best benchResult
 	label := ""
 	for _, l := range layouts {
-		r, err := measureChild(append([]string{python, script, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(l[0])}, args...), cpus,
-			append([]string{"OMP_NUM_THREADS=" + fmt.Sprint(l[0]), "OPENBLAS_NUM_THREADS=" + fmt.Sprint(l[1])}, env...)...)
-		if err != nil {
-			return best, "", errors.Wrapf(err, "%d OpenMP × %d OpenBLAS threads", l[0], l[1])
-		}
-		if best.keep(r) {
-			label = fmt.Sprintf("%d×%d", l[0], l[1])
+		for _, k := range aten {
+			r, err := measureChild(append([]string{python, script, "--vocab", fmt.Sprint(data.ByteVocab), "--threads", fmt.Sprint(l[0])}, args...), cpus,
+				slices.Concat([]string{"OMP_NUM_THREADS=" + fmt.Sprint(l[0]), "OPENBLAS_NUM_THREADS=" + fmt.Sprint(l[1])}, atenEnv(k), env)...)
+			if err == nil {
+				err = checkATenRan(k, r.ATen)
+			}
+			if err != nil {
+				return best, "", errors.Wrapf(err, "%d OpenMP × %d OpenBLAS threads%s", l[0], l[1], atenLabel(k, aten))
+			}
+			if best.keep(r) {
+				label = fmt.Sprintf("%d×%d", l[0], l[1])
+				if len(aten) > 1 {
+					label += " " + r.ATen
+				}
+			}
 		}
 	}
 	return best, label, nil
+}
+
+// atenLabel names the ATen kernels k in an error, where more than one set
+// runs.
+func atenLabel(k string, aten []string) string {
+	if len(aten) < 2 {
+		return ""
+	}
+	return ", ATEN_CPU_CAPABILITY=" + k
 }
 
 // keep merges the measurement r of another layout into best: best takes r

@@ -66,7 +66,7 @@ func sameBLASKernels(path, machine, core string) error {
 	if v, ok := os.LookupEnv("OPENBLAS_CORETYPE"); ok {
 		env = "OPENBLAS_CORETYPE=" + v + " here"
 	}
-	return errors.Errorf("--host-like: %s ran OpenBLAS's %s kernels, this wm runs %s (%s): its figures would not compare; set OPENBLAS_CORETYPE as that run had it (wm info names the kernels)", path, m[1], core, env)
+	return errors.Errorf("--host-like: %s ran OpenBLAS's %s kernels, this wm runs %s (%s): its figures would not compare; set OPENBLAS_CORETYPE as that run had it (wm info names the kernels), or check against the report made on this kind of host (wm bench-host docs names it)", path, m[1], core, env)
 }
 
 // checkHost returns an error when rate, a reading of the BLAS rate on p

@@ -51,8 +51,12 @@ type journalSettings struct {
 	// peer, and in journals written before there was a choice, when the
 	// peer ran with glibc's malloc).
 	PeerMalloc string `json:"peer_malloc,omitempty"`
-	Torch      string `json:"torch"` // its torch version
-	Pin        bool   `json:"pin"`   // each side confined to its row's cores
+	// PeerATen are the ATen kernel sets each peer layout ran with
+	// (ATEN_CPU_CAPABILITY, "" for torch's own choice; none in journals
+	// written before there was a choice).
+	PeerATen []string `json:"peer_aten,omitempty"`
+	Torch    string   `json:"torch"` // its torch version
+	Pin      bool     `json:"pin"`   // each side confined to its row's cores
 }
 
 // journalRound is one round of one configuration: what measureRoundOf keeps

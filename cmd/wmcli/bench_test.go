@@ -56,10 +56,16 @@ func TestBench(t *testing.T) {
 	if last1 < 0 || first2 < 0 || last1 > first2 {
 		t.Errorf("the rounds are not spread over the run (round 1 of the last configuration at %d, round 2 of the first at %d):\n%s", last1, first2, res)
 	}
+	// The peer's layout names its ATen kernels where it ran two sets (a CPU
+	// with AVX-512).
+	aten := ""
+	if k, _ := peerATenKernels("auto", cpuFlags()); len(k) > 1 {
+		aten = "( AVX2| AVX512)"
+	}
 	// Batch 2 on 2 cores runs wm as one graph, as 2 shards and as 2 shards
 	// of one thread each (the column names the fastest); batch 1 only as
 	// one graph.
-	for _, row := range []string{`\| \(SM\)1 \| 32 \| 32 \| 2 \| 2 \| (1|2|2×1) \| (—|2×1|1×2) \| \d+ \|`, `\| \(SM\)1 \| 32 \| 64 \| 1 \| 2 \| 1 \|`, `\| \(SE\)1 IE \| 32 \| 32 \| 2 \| 2 \| (1|2|2×1) \|`} {
+	for _, row := range []string{`\| \(SM\)1 \| 32 \| 32 \| 2 \| 2 \| (1|2|2×1) \| (—|(2×1|1×2)` + aten + `) \| \d+ \|`, `\| \(SM\)1 \| 32 \| 64 \| 1 \| 2 \| 1 \|`, `\| \(SE\)1 IE \| 32 \| 32 \| 2 \| 2 \| (1|2|2×1) \|`} {
 		if !regexp.MustCompile(row).Match(md) {
 			t.Errorf("bench.md lacks a row %s:\n%s", row, md)
 		}
@@ -75,9 +81,13 @@ func TestBench(t *testing.T) {
 		t.Log("no python3-torch: the peer columns are not checked")
 		return
 	}
-	// On 2 cores the peer runs in both thread layouts and names the faster.
-	if !regexp.MustCompile(`\| 2 \| [12] \| (2×1|1×2) \| \d+ \| \d+ \| \d+\.\d\d× \|`).Match(md) || strings.Contains(string(res), "not like for like") {
+	// On 2 cores the peer runs in both thread layouts and names the faster,
+	// and the header names the ATen kernels it ran.
+	if !regexp.MustCompile(`\| 2 \| [12] \| (2×1|1×2)`+aten+` \| \d+ \| \d+ \| \d+\.\d\d× \|`).Match(md) || strings.Contains(string(res), "not like for like") {
 		t.Errorf("peer ratios missing or parameter counts differ:\n%s\n%s", md, res)
+	}
+	if !regexp.MustCompile(`ATen kernels \(peer's best training figures\): (AVX2|AVX512|NO AVX)`).Match(md) {
+		t.Errorf("bench.md's header does not name the peer's ATen kernels:\n%s", md)
 	}
 	// Both sides' processes inherit wm bench's scheduling policy: batch,
 	// where the system allows it.

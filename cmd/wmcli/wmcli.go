@@ -32,6 +32,7 @@ var commands = []struct{ name, help string }{
 	{"sweep", "an experiment as a Slurm job array (one task per arm and seed): wm sweep table1 --preset small --seeds 3 --out /shared/results [--slurm]"},
 	{"bench", "training/eval tokens/s and peak memory of patterns beside a PyTorch peer: wm bench [--sizes 64x256x8,256x1024x4] [--out docs/bench.md]"},
 	{"bench-diff", "two reports of wm bench --out side by side: targets met, rows that changed verdict, each row before → after: wm bench-diff before.md docs/bench.md [--out F]"},
+	{"bench-host", "the committed report of wm bench in a folder made on a host like this one (processor, cores, OpenBLAS kernels), or the path a first one takes: wm bench-host docs"},
 	{"products", "a step's matrix products by the op that asked, timed in the step and replayed alone: wm products --pattern '(SM)3 AM' --d-model 256 --seq-len 1024 --batch 4 [--shards 2] [--eval]"},
 	{"findings", "judge the papers' claims against saved results: wm findings results [--out FILE]"},
 	{"export", "copy results without checkpoints (to commit or share): wm export results docs/results"},
@@ -86,6 +87,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runBench(args[1:], stdout, stderr)
 	case "bench-diff":
 		return runBenchDiff(args[1:], stdout, stderr)
+	case "bench-host":
+		return runBenchHost(args[1:], stdout, stderr)
 	case "bench-one":
 		return runBenchOne(args[1:], stdout, stderr)
 	case "products":

@@ -14,8 +14,8 @@ fused attention, and its TorchScript fuser has no LLVM backend: a traced
 model runs no faster than this one.)
 
 Prints one JSON line: {"train": tokens/s, "eval": tokens/s, "rss_mb": peak,
-"blas_core": OpenBLAS's kernels, "sched": the scheduling policy, "cores":
-the CPUs it could run on, ...}.
+"blas_core": OpenBLAS's kernels, "aten": ATen's kernels (AVX2, AVX512),
+"sched": the scheduling policy, "cores": the CPUs it could run on, ...}.
 Run by `wm bench` with /usr/bin/python3 (Debian's python3-torch); not part
 of the library.
 """
@@ -346,6 +346,14 @@ def openblas_core():
         return ""
 
 
+def aten_kernels():
+    """The instruction set of ATen's kernels torch runs ("AVX2", "AVX512",
+    "NO AVX"), as torch.__config__.show() names it: its own choice, or the
+    one ATEN_CPU_CAPABILITY names. "" when torch does not say."""
+    m = re.search(r"CPU capability usage: ([^\n]+)", torch.__config__.show())
+    return m.group(1).strip() if m else ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pattern", required=True)
@@ -384,6 +392,7 @@ def main():
     out["params"] = sum(p.numel() for p in m.parameters())
     out["torch"] = torch.__version__
     out["blas_core"] = openblas_core()
+    out["aten"] = aten_kernels()
     out["sched"] = sched_policy()
     out["cores"] = len(os.sched_getaffinity(0))
     print(json.dumps(out))
