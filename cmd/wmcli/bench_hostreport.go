@@ -63,13 +63,13 @@ func parseBenchHost(path, text string) (h benchHost, ok bool, err error) {
 	if strings.TrimSpace(lines[0]) != "# wm bench" {
 		return h, false, nil
 	}
-	for _, l := range lines[1:] {
+	for n, l := range lines[1:] {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
 		m := reportHostLine.FindStringSubmatch(l)
 		if m == nil {
-			return h, true, errors.Errorf("%s:3: a report of wm bench whose header names no host (no \"DATE: N cores (CPU), Go …\")", path)
+			return h, true, errors.Errorf("%s:%d: a report of wm bench whose header names no host (no \"DATE: N cores (CPU), Go …\")", path, n+2)
 		}
 		h.cores, _ = strconv.Atoi(m[1])
 		h.cpu = m[2]
