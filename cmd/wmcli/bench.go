@@ -65,6 +65,10 @@ type benchResult struct {
 	// ATen is the instruction set of the ATen kernels the peer ran
 	// ("AVX2", "AVX512"; its torch.__config__.show()), "" on wm's side.
 	ATen string `json:"aten,omitempty"`
+	// EvalForm is the form of the peer's evaluation figure: "eager" or
+	// "optimized" (traced, frozen and torch.jit.optimize_for_inference'd),
+	// whichever was faster; "" on wm's side and from older peers.
+	EvalForm string `json:"eval_form,omitempty"`
 	// Sched is the scheduling policy the side's process ran under
 	// ("batch", "normal"; ops.SchedulingPolicy, os.sched_getscheduler on the
 	// peer's), "" where the system does not say.
@@ -108,16 +112,19 @@ type benchResult struct {
 
 // evalFigures are the fields of a measurement that go with its evaluation
 // figure: the figure, and its step's products in the step and replayed.
-type evalFigures struct{ eval, blasMS, recordedMS, ownGemmMS, coldGemmMS float64 }
+type evalFigures struct {
+	eval, blasMS, recordedMS, ownGemmMS, coldGemmMS float64
+	form                                            string // the peer's EvalForm
+}
 
 // evalFigures reads r's evaluation fields.
 func (r *benchResult) evalFigures() evalFigures {
-	return evalFigures{r.Eval, r.EvalBLASMS, r.EvalRecordedMS, r.EvalOwnGemmMS, r.EvalColdGemmMS}
+	return evalFigures{r.Eval, r.EvalBLASMS, r.EvalRecordedMS, r.EvalOwnGemmMS, r.EvalColdGemmMS, r.EvalForm}
 }
 
 // setEvalFigures writes r's evaluation fields.
 func (r *benchResult) setEvalFigures(e evalFigures) {
-	r.Eval, r.EvalBLASMS, r.EvalRecordedMS, r.EvalOwnGemmMS, r.EvalColdGemmMS = e.eval, e.blasMS, e.recordedMS, e.ownGemmMS, e.coldGemmMS
+	r.Eval, r.EvalBLASMS, r.EvalRecordedMS, r.EvalOwnGemmMS, r.EvalColdGemmMS, r.EvalForm = e.eval, e.blasMS, e.recordedMS, e.ownGemmMS, e.coldGemmMS, e.form
 }
 
 // benchConfig is the model of a measurement: the pattern at d_model with 4
@@ -275,6 +282,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	notes := benchNotes(rows, cfg.pin)
 	if a := atenNote(rows, cfg.peerATen); a != "" {
 		notes += " " + a
+	}
+	if e := evalFormNote(rows); e != "" {
+		notes += " " + e
 	}
 	fmt.Fprint(stdout, "\n"+analysis+"\n"+notes+"\n")
 	if cfg.out != "" {

@@ -426,6 +426,28 @@ func benchNotes(rows []benchRow, pin bool) string {
 	return notes
 }
 
+// evalFormNote says in how many rows the peer's best evaluation figure came
+// from each form it times (eagerly, and as PyTorch's inference path makes
+// the model), "" when no row's peer reported a form.
+func evalFormNote(rows []benchRow) string {
+	count := map[string]int{}
+	var forms []string
+	for _, r := range rows {
+		if f := r.Peer.EvalForm; f != "" {
+			forms = appendNew(forms, f)
+			count[f]++
+		}
+	}
+	if len(forms) == 0 {
+		return ""
+	}
+	parts := make([]string, len(forms))
+	for i, f := range forms {
+		parts[i] = fmt.Sprintf("%s in %d", f, count[f])
+	}
+	return "The peer's evaluation, timed eagerly and as torch.jit.optimize_for_inference makes the traced, frozen model, the faster kept: " + strings.Join(parts, ", ") + " of its rows' best figures."
+}
+
 // gcNote names the garbage collector settings wm's measurements report
 // (the step commands run at GOGC=25 unless GOGC is set: cmd/wmcli/gc.go),
 // "" when none reports one.

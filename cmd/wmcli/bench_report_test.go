@@ -115,13 +115,14 @@ func TestBenchProductsInStep(t *testing.T) {
 }
 
 // Merging the layouts of a row keeps the products' time in the step of the
-// measurement each best figure came from: training's with the faster
-// training, evaluation's with the faster evaluation.
+// measurement each best figure came from (and the peer's evaluation form):
+// training's with the faster training, evaluation's with the faster
+// evaluation.
 func TestBenchKeepPairsProductTimes(t *testing.T) {
 	best := benchResult{Train: 100, Eval: 300, TrainBLASMS: 5, TrainRecordedMS: 6, TrainOwnGemmMS: 4, TrainColdGemmMS: 5.5,
-		EvalBLASMS: 2, EvalRecordedMS: 2.2, EvalOwnGemmMS: 1.5, EvalColdGemmMS: 2.1, TrainGemmMS: 4, EvalGemmMS: 1.5}
+		EvalBLASMS: 2, EvalRecordedMS: 2.2, EvalOwnGemmMS: 1.5, EvalColdGemmMS: 2.1, TrainGemmMS: 4, EvalGemmMS: 1.5, EvalForm: "eager"}
 	if best.keep(benchResult{Train: 90, Eval: 350, TrainBLASMS: 6, TrainRecordedMS: 7, TrainOwnGemmMS: 3.9, TrainColdGemmMS: 5.4,
-		EvalBLASMS: 1.8, EvalRecordedMS: 2, EvalOwnGemmMS: 1.6, EvalColdGemmMS: 2.3, TrainGemmMS: 3.9, EvalGemmMS: 1.6}) {
+		EvalBLASMS: 1.8, EvalRecordedMS: 2, EvalOwnGemmMS: 1.6, EvalColdGemmMS: 2.3, TrainGemmMS: 3.9, EvalGemmMS: 1.6, EvalForm: "optimized"}) {
 		t.Error("a slower training was kept as the faster")
 	}
 	if best.Train != 100 || best.TrainBLASMS != 5 || best.TrainRecordedMS != 6 || best.TrainOwnGemmMS != 4 || best.TrainColdGemmMS != 5.5 ||
@@ -129,11 +130,23 @@ func TestBenchKeepPairsProductTimes(t *testing.T) {
 		best.TrainGemmMS != 3.9 || best.EvalGemmMS != 1.5 {
 		t.Errorf("merged %+v: want training 100 with its 5 of 6 ms and its replays of 4 and 5.5 (cold), evaluation 350 with its 1.8 of 2 ms and its replays of 1.6 and 2.3, the fastest replays 3.9 and 1.5 ms", best)
 	}
-	if !best.keep(benchResult{Train: 120, Eval: 200, TrainBLASMS: 4.5, TrainRecordedMS: 5, EvalBLASMS: 3, EvalRecordedMS: 3.5}) {
+	if !best.keep(benchResult{Train: 120, Eval: 200, TrainBLASMS: 4.5, TrainRecordedMS: 5, EvalBLASMS: 3, EvalRecordedMS: 3.5, EvalForm: "eager"}) {
 		t.Error("a faster training was not kept")
 	}
-	if best.Train != 120 || best.TrainBLASMS != 4.5 || best.TrainRecordedMS != 5 || best.Eval != 350 || best.EvalBLASMS != 1.8 || best.EvalRecordedMS != 2 {
-		t.Errorf("merged %+v: want training 120 with its 4.5 of 5 ms, evaluation still 350 with its 1.8 of 2 ms", best)
+	if best.Train != 120 || best.TrainBLASMS != 4.5 || best.TrainRecordedMS != 5 || best.Eval != 350 || best.EvalBLASMS != 1.8 || best.EvalRecordedMS != 2 || best.EvalForm != "optimized" {
+		t.Errorf("merged %+v: want training 120 with its 4.5 of 5 ms, evaluation still 350 with its 1.8 of 2 ms, optimized", best)
+	}
+}
+
+// The note counts the rows whose peer's best evaluation came from each
+// form, and says nothing where no peer reported one.
+func TestEvalFormNote(t *testing.T) {
+	rows := []benchRow{{Peer: benchResult{EvalForm: "optimized"}}, {Peer: benchResult{EvalForm: "eager"}}, {Peer: benchResult{EvalForm: "optimized"}}, {}}
+	if got := evalFormNote(rows); !strings.HasSuffix(got, ": optimized in 2, eager in 1 of its rows' best figures.") {
+		t.Errorf("evalFormNote = %q", got)
+	}
+	if got := evalFormNote(rows[3:]); got != "" {
+		t.Errorf("no forms: %q", got)
 	}
 }
 

@@ -89,6 +89,9 @@ func TestBench(t *testing.T) {
 	if !regexp.MustCompile(`ATen kernels \(peer's best training figures\): (AVX2|AVX512|NO AVX)`).Match(md) {
 		t.Errorf("bench.md's header does not name the peer's ATen kernels:\n%s", md)
 	}
+	if !regexp.MustCompile(`The peer's evaluation, timed eagerly and as torch.jit.optimize_for_inference makes the traced, frozen model, the faster kept: (optimized|eager) in \d`).Match(md) {
+		t.Errorf("bench.md's header does not say which form the peer's evaluation figures came from:\n%s", md)
+	}
 	// Both sides' processes inherit wm bench's scheduling policy: batch,
 	// where the system allows it.
 	want := `Scheduling policy: wm batch \(SCHED_BATCH\); peer batch \(SCHED_BATCH\)\.`
