@@ -119,9 +119,10 @@ func TestParseCacheSize(t *testing.T) {
 	if llc <= 0 {
 		t.Fatalf("last-level cache %d", llc)
 	}
-	// Twice the cache on each of 2 goroutines, unless their three buffers
-	// each would pass coldPoolsTotal; then what fits, but never under half
-	// the cache (a virtual machine may list its host's whole L3: 504 MiB).
+	// Twice the cache on each of 2 goroutines, unless their six buffers
+	// together would pass coldPoolsTotal; then what fits, but never under
+	// half the cache (a virtual machine may list its host's whole L3: 504
+	// MiB).
 	want := 2 * llc
 	if 3*2*want > coldPoolsTotal {
 		want = max(coldPoolsTotal/6, llc/2)

@@ -780,35 +780,40 @@ func orNone(s string) string {
 // cpuModel is the processor's name from /proc/cpuinfo, with its family
 // and model numbers (which tell generations apart where a virtual machine
 // names only "AMD EPYC"), or "unknown CPU".
-func cpuModel() string {
+func cpuModel() string { return cpuModelOf(readCPUInfo()) }
+
+// readCPUInfo is /proc/cpuinfo's text, "" where there is none.
+func readCPUInfo() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
-		return "unknown CPU"
+		return ""
 	}
-	return cpuModelOf(string(b))
+	return string(b)
+}
+
+// firstCPUFields are the "key: value" fields of the first processor in a
+// /proc/cpuinfo text (up to the blank line that ends its block), keys and
+// values trimmed.
+func firstCPUFields(cpuinfo string) map[string]string {
+	fields := map[string]string{}
+	for _, l := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			if len(fields) > 0 { // the blank line after the first processor
+				break
+			}
+			continue
+		}
+		fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return fields
 }
 
 // cpuModelOf is cpuModel of a /proc/cpuinfo text: the first processor's
 // "model name", followed by "family F, model M" where both are given.
 func cpuModelOf(cpuinfo string) string {
-	var name, family, model string
-	for _, l := range strings.Split(cpuinfo, "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			if name != "" { // the blank line after the first processor
-				break
-			}
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "model name":
-			name = strings.TrimSpace(v)
-		case "cpu family":
-			family = strings.TrimSpace(v)
-		case "model":
-			model = strings.TrimSpace(v)
-		}
-	}
+	f := firstCPUFields(cpuinfo)
+	name, family, model := f["model name"], f["cpu family"], f["model"]
 	switch {
 	case name == "":
 		return "unknown CPU"

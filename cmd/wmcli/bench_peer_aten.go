@@ -1,7 +1,6 @@
 package wmcli
 
 import (
-	"os"
 	"slices"
 	"strings"
 
@@ -77,25 +76,13 @@ func peerATenKernels(choice string, flags map[string]bool) ([]string, error) {
 
 // cpuFlags are the first processor's flags in /proc/cpuinfo (none where
 // there is no such file).
-func cpuFlags() map[string]bool {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return nil
-	}
-	return cpuFlagsOf(string(b))
-}
+func cpuFlags() map[string]bool { return cpuFlagsOf(readCPUInfo()) }
 
 // cpuFlagsOf is cpuFlags of a /proc/cpuinfo text.
 func cpuFlagsOf(cpuinfo string) map[string]bool {
 	flags := map[string]bool{}
-	for _, l := range strings.Split(cpuinfo, "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if ok && strings.TrimSpace(k) == "flags" {
-			for _, f := range strings.Fields(v) {
-				flags[f] = true
-			}
-			break
-		}
+	for _, f := range strings.Fields(firstCPUFields(cpuinfo)["flags"]) {
+		flags[f] = true
 	}
 	return flags
 }
@@ -136,7 +123,7 @@ func atenNote(rows []benchRow, kernels []string) string {
 		return ""
 	}
 	how := "torch's own choice"
-	if len(kernels) > 1 || kernels[0] != "" {
+	if strings.Join(kernels, "") != "" { // a set named, not torch's choice alone
 		how = "each thread layout run with ATEN_CPU_CAPABILITY=" + strings.Join(kernels, " and =") + ", the best kept"
 	}
 	return "ATen kernels (peer's best training figures): " + strings.Join(ran, ", ") + " (" + how + ")."

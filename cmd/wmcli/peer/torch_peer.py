@@ -17,10 +17,10 @@ torch.jit.optimize_for_inference), and the faster counts: that form was
 3–12% faster at d_model 64 on an Intel Xeon, and no faster at 256.
 
 Prints one JSON line: {"train": tokens/s, "eval": tokens/s, "eval_form":
-"eager" or "optimized" (the faster), "rss_mb": peak of training and eager
-evaluation,
-"blas_core": OpenBLAS's kernels, "aten": ATen's kernels (AVX2, AVX512),
-"sched": the scheduling policy, "cores": the CPUs it could run on, ...}.
+"eager" or "optimized" (the faster), "rss_mb": the peak of training and
+eager evaluation, "blas_core": OpenBLAS's kernels, "aten": ATen's kernels
+(AVX2, AVX512), "sched": the scheduling policy, "cores": the CPUs it could
+run on, ...}.
 Run by `wm bench` with /usr/bin/python3 (Debian's python3-torch); not part
 of the library.
 """
