@@ -508,6 +508,7 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			}
 		}
 	}
+	progress := newBenchProgress(len(rows), cfg.rounds)
 	for round := 1; round <= cfg.rounds; round++ {
 		if round > 1 {
 			for _, p := range cfg.procs {
@@ -519,9 +520,11 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 		for i := range rows {
 			row := &rows[i]
 			_, fromJournal := j.round(row.Pattern, row.Size, row.Threads, round)
-			if err := cfg.measureRoundOf(row, self, peerScript, round, j, stderr); err != nil {
+			start := time.Now()
+			if err := cfg.measureRoundOf(row, self, peerScript, round, progress.String(), j, stderr); err != nil {
 				return nil, err
 			}
+			progress.finished(i, fromJournal, time.Since(start))
 			// After every row of round 1, and with --host-like after every
 			// row measured now, which then notices a slow spell within a
 			// row or two.
@@ -563,14 +566,15 @@ func measureGemmRate(self string, p int, cpus []int, j *benchJournal) (float64, 
 // its best training and best evaluation figure over the rounds, so that a
 // slow spell of a shared machine costs both sides a round rather than one
 // side the row. A round the journal j holds is taken from it; otherwise it
-// is measured and added to it.
-func (cfg benchSettings) measureRoundOf(row *benchRow, self, peerScript string, round int, j *benchJournal, stderr io.Writer) error {
+// is measured and added to it. The line it prints first names the round,
+// and at, the run's place (benchProgress).
+func (cfg benchSettings) measureRoundOf(row *benchRow, self, peerScript string, round int, at string, j *benchJournal, stderr io.Writer) error {
 	pat, z, p := row.Pattern, row.Size, row.Threads
 	r, ok := j.round(pat, z, p, round)
 	if ok {
-		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d: from the journal\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d: from the journal (%s)\n", pat, z.D, z.T, z.B, p, round, cfg.rounds, at)
 	} else {
-		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds)
+		fmt.Fprintf(stderr, "measuring %s d=%d t=%d b=%d threads=%d, round %d of %d (%s) …\n", pat, z.D, z.T, z.B, p, round, cfg.rounds, at)
 		var err error
 		if r, err = cfg.measureRound(self, peerScript, pat, z, p, round); err != nil {
 			return err

@@ -150,8 +150,8 @@ func TestBenchResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("wm bench --resume: %v\n%s", err, res)
 	}
-	for _, want := range []string{"(SM)1 d=32 t=32 b=2 threads=1, round 1 of 2: from the journal", "(SM)1 d=32 t=32 b=2 threads=1, round 2 of 2: from the journal",
-		"(SM)1 d=32 t=64 b=1 threads=1, round 1 of 2: from the journal", "(SM)1 d=32 t=64 b=1 threads=1, round 2 of 2 …"} {
+	for _, want := range []string{"(SM)1 d=32 t=32 b=2 threads=1, round 1 of 2: from the journal (round 1 of 4)", "(SM)1 d=32 t=32 b=2 threads=1, round 2 of 2: from the journal (round 3 of 4; 2 from the journal)",
+		"(SM)1 d=32 t=64 b=1 threads=1, round 1 of 2: from the journal (round 2 of 4; 1 from the journal)", "(SM)1 d=32 t=64 b=1 threads=1, round 2 of 2 (round 4 of 4; 3 from the journal) …"} {
 		if !strings.Contains(string(res), want) {
 			t.Errorf("the resumed run's progress lacks %q:\n%s", want, res)
 		}

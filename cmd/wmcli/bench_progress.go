@@ -1,0 +1,89 @@
+package wmcli
+
+import (
+	"fmt"
+	"time"
+)
+
+// benchProgress counts a wm bench run's rounds (one row's configuration,
+// wm and the peer, once) and estimates the time the rest will take, for
+// the line printed before each round: a full run is 140 rounds and takes
+// one to two hours. A row's rounds take about as long as each other (the
+// same configuration), and rows differ by tens of times (d_model 64
+// against 256), so a round still to come is priced at its own row's last
+// round measured in this process, or, for a row none of whose rounds has
+// been measured yet, at the mean of the rounds measured so far. Rounds
+// taken from the journal cost nothing and price nothing.
+type benchProgress struct {
+	rows, rounds int
+	// done is the rounds finished (measured or from the journal), journal
+	// those of them from the journal.
+	done, journal int
+	// measured and spent are the rounds measured in this process and the
+	// time they took; last is each row's last such round's time.
+	measured int
+	spent    time.Duration
+	last     map[int]time.Duration
+	// left[i] is how many of row i's rounds are still to come.
+	left map[int]int
+}
+
+// newBenchProgress is the progress of a run of rows configurations of
+// rounds rounds each, none done yet.
+func newBenchProgress(rows, rounds int) *benchProgress {
+	p := &benchProgress{rows: rows, rounds: rounds, last: map[int]time.Duration{}, left: map[int]int{}}
+	for i := 0; i < rows; i++ {
+		p.left[i] = rounds
+	}
+	return p
+}
+
+// finished records that a round of row i is done: from the journal, or
+// measured in d.
+func (p *benchProgress) finished(row int, fromJournal bool, d time.Duration) {
+	p.done++
+	p.left[row]--
+	if fromJournal {
+		p.journal++
+		return
+	}
+	p.measured++
+	p.spent += d
+	p.last[row] = d
+}
+
+// remaining estimates the time the rounds still to come will take, and
+// says whether there is an estimate (none before the first round measured).
+func (p *benchProgress) remaining() (time.Duration, bool) {
+	if p.measured == 0 {
+		return 0, false
+	}
+	mean := p.spent / time.Duration(p.measured)
+	var t time.Duration
+	for i, n := range p.left {
+		d, ok := p.last[i]
+		if !ok {
+			d = mean
+		}
+		t += time.Duration(n) * d
+	}
+	return t, true
+}
+
+// String is the run's place for the line before a round: "round 31 of 140;
+// 19 from the journal, 11 measured in 14m5s, about 1h52m0s left" (to the
+// minute, or to the second under one).
+func (p *benchProgress) String() string {
+	s := fmt.Sprintf("round %d of %d", p.done+1, p.rows*p.rounds)
+	if p.journal > 0 {
+		s += fmt.Sprintf("; %d from the journal", p.journal)
+	}
+	if t, ok := p.remaining(); ok {
+		unit := time.Minute
+		if t < time.Minute {
+			unit = time.Second
+		}
+		s += fmt.Sprintf(", %d measured in %s, about %s left", p.measured, p.spent.Round(time.Second), t.Round(unit))
+	}
+	return s
+}
