@@ -524,7 +524,6 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			if err := cfg.measureRoundOf(row, self, peerScript, round, progress.String(), j, stderr); err != nil {
 				return nil, err
 			}
-			progress.finished(i, fromJournal, time.Since(start))
 			// After every row of round 1, and with --host-like after every
 			// row measured now, which then notices a slow spell within a
 			// row or two.
@@ -533,6 +532,9 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 					return nil, err
 				}
 			}
+			// A round's time includes the BLAS reading after it: the run
+			// spends it too.
+			progress.finished(i, fromJournal, time.Since(start))
 			if round < cfg.rounds {
 				continue
 			}
