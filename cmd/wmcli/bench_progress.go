@@ -15,24 +15,22 @@ import (
 // been measured yet, at the mean of the rounds measured so far. Rounds
 // taken from the journal cost nothing and price nothing.
 type benchProgress struct {
-	rows, rounds int
-	// done is the rounds finished (measured or from the journal), journal
-	// those of them from the journal.
-	done, journal int
-	// measured and spent are the rounds measured in this process and the
-	// time they took; last is each row's last such round's time.
-	measured int
-	spent    time.Duration
-	last     map[int]time.Duration
+	rounds int
+	// journal and measured are the rounds finished from the journal and
+	// measured in this process; spent is the time the measured ones took,
+	// last each row's last measured round's time.
+	journal, measured int
+	spent             time.Duration
+	last              map[int]time.Duration
 	// left[i] is how many of row i's rounds are still to come.
-	left map[int]int
+	left []int
 }
 
 // newBenchProgress is the progress of a run of rows configurations of
 // rounds rounds each, none done yet.
 func newBenchProgress(rows, rounds int) *benchProgress {
-	p := &benchProgress{rows: rows, rounds: rounds, last: map[int]time.Duration{}, left: map[int]int{}}
-	for i := 0; i < rows; i++ {
+	p := &benchProgress{rounds: rounds, last: map[int]time.Duration{}, left: make([]int, rows)}
+	for i := range p.left {
 		p.left[i] = rounds
 	}
 	return p
@@ -41,7 +39,6 @@ func newBenchProgress(rows, rounds int) *benchProgress {
 // finished records that a round of row i is done: from the journal, or
 // measured in d.
 func (p *benchProgress) finished(row int, fromJournal bool, d time.Duration) {
-	p.done++
 	p.left[row]--
 	if fromJournal {
 		p.journal++
@@ -74,7 +71,7 @@ func (p *benchProgress) remaining() (time.Duration, bool) {
 // 19 from the journal, 11 measured in 14m5s, about 1h52m0s left" (to the
 // minute, or to the second under one).
 func (p *benchProgress) String() string {
-	s := fmt.Sprintf("round %d of %d", p.done+1, p.rows*p.rounds)
+	s := fmt.Sprintf("round %d of %d", p.journal+p.measured+1, len(p.left)*p.rounds)
 	if p.journal > 0 {
 		s += fmt.Sprintf("; %d from the journal", p.journal)
 	}
