@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs `wm bench ARGS --resume` until it finishes, waiting between tries
-# while the host is too slow: wm bench exits 3 when --host-like stopped it
-# (at the start, or part-way with its finished rounds kept in the journal),
-# and this script then sleeps and runs the same command again, so a long run
-# is finished across a shared machine's fast spells. Any other exit status
-# ends the script with it.
+# while the host's speed is off the report's: wm bench exits 3 when
+# --host-like stopped it (at the start, or part-way with its finished
+# rounds kept in the journal), and this script then sleeps and runs the
+# same command again, so a long run is finished across the spells a shared
+# machine runs at the report's speed. Any other exit status ends the
+# script with it.
 #
 #   scripts/bench-until-done.sh WM ARGS...
 #   scripts/bench-until-done.sh /tmp/wm --reps 8 --rounds 5 --host-like docs/bench.md --out /tmp/b/bench.md

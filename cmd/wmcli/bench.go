@@ -263,18 +263,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, b.String())
 	rows, err := cfg.measure(self, peerScript, journal, &b, stdout, stderr)
 	if err != nil {
-		var slow *hostCheckError
-		isSlow := errors.As(err, &slow)
+		var unlike *hostCheckError
+		isUnlike := errors.As(err, &unlike)
 		switch {
-		case isSlow && journal.hasNoRounds():
+		case isUnlike && journal.hasNoRounds():
 			if derr := journal.discard(); derr != nil {
 				err = errors.Errorf("%v (%v)", err, derr)
 			}
 		case journal != nil:
 			err = errors.Errorf("%v (the finished rounds are kept in %s: the same command with --resume continues the run)", err, journal.path)
 		}
-		if isSlow {
-			return fail(exitHostSlow, err)
+		if isUnlike {
+			return fail(exitHostUnlike, err)
 		}
 		return fail(1, err)
 	}
@@ -331,8 +331,8 @@ type benchSettings struct {
 	// (peerATenKernels; "" for torch's own choice).
 	peerATen []string
 	// hostLike is the report --host-like names ("" for none), hostRates
-	// its BLAS rates by thread count, and hostSlack how far below them
-	// this run's may be (checkHost).
+	// its BLAS rates by thread count, and hostSlack how far below or
+	// above them this run's may be (checkHost).
 	hostLike  string
 	hostRates map[int]float64
 	hostSlack float64
@@ -386,8 +386,8 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written, then in FILE.rounds.jsonl)")
 		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
 		pin      = fs.Bool("pin", runtime.GOOS == "linux", "run each measurement on p threads (both sides, and the BLAS rate) confined to the first p cores wm bench may use (Linux)")
-		hostLike = fs.String("host-like", "", "a report of wm bench --out (e.g. docs/bench.md) whose host this run must match: stop (exit 3; finished rounds kept for --resume) when the BLAS rate at a thread count both measure is more than --host-slack below the report's twice running, at the start or after a row")
-		slack    = fs.Float64("host-slack", 0.1, "with --host-like, the fraction by which this run's BLAS rate may fall below the report's")
+		hostLike = fs.String("host-like", "", "a report of wm bench --out (e.g. docs/bench.md) whose host this run must match: stop (exit 3; finished rounds kept for --resume) when the BLAS rate at a thread count both measure is more than --host-slack below or above the report's twice running, at the start or after a row")
+		slack    = fs.Float64("host-slack", 0.1, "with --host-like, the fraction of the report's BLAS rate by which this run's may fall below or rise above it")
 	)
 	if err := fs.Parse(args); err != nil {
 		return benchSettings{}, errBadFlags

@@ -2,6 +2,7 @@ package wmcli
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -16,12 +17,13 @@ import (
 // machine the host has run 20–35% slower for hours at a time, and then the
 // peer's two-thread rows lost more than wm's, raising their ratios with no
 // change to either program (docs/performance.md, "A re-run on a slower
-// host, not committed"). --host-like REPORT checks every reading of the
-// BLAS rate the run takes (at the start, and after each row) against
-// REPORT's: at the start, a host more than --host-slack slower stops the
-// run before its first row rather than an hour later; later, a host that
-// has slowed down stops it with its finished rounds kept in the journal,
-// for --resume when the host is back.
+// host, not committed"); a host faster than the report's moves them as
+// much the other way. --host-like REPORT checks every reading of the BLAS
+// rate the run takes (at the start, and after each row) against REPORT's:
+// at the start, a host more than --host-slack slower or faster stops the
+// run before its first row rather than an hour later; later, a host whose
+// speed has moved that far stops it with its finished rounds kept in the
+// journal, for --resume when the host is back.
 
 // readHostRates reads the BLAS rates by thread count of the report at path
 // for --host-like (nil when path is ""), and checks slack.
@@ -70,29 +72,34 @@ func sameBLASKernels(path, machine, core string) error {
 }
 
 // checkHost returns an error when rate, a reading of the BLAS rate on p
-// threads, falls more than cfg.hostSlack below the --host-like report's
-// rate on p threads; nil without --host-like, or when the report has no
-// rate on p threads.
+// threads, is more than cfg.hostSlack (a fraction of the report's rate)
+// below or above the --host-like report's rate on p threads; nil without
+// --host-like, or when the report has no rate on p threads.
 func (cfg benchSettings) checkHost(p int, rate float64) error {
 	want, ok := cfg.hostRates[p]
-	if !ok || rate >= (1-cfg.hostSlack)*want {
+	if !ok || math.Abs(rate-want) <= cfg.hostSlack*want {
 		return nil
 	}
-	return &hostCheckError{fmt.Sprintf("host check: this host's BLAS rate is %.0f GFLOP/s on %d thread(s) against %.0f (%.0f%% below) in %s, more than --host-slack %.0f%% below: its ratios to the peer would not compare with that run's; measure when the host is back to speed (or without --host-like)",
-		rate, p, want, 100*(1-rate/want), cfg.hostLike, 100*cfg.hostSlack)}
+	side := "below"
+	if rate > want {
+		side = "above"
+	}
+	return &hostCheckError{fmt.Sprintf("host check: this host's BLAS rate is %.0f GFLOP/s on %d thread(s) against %.0f (%.0f%% %s) in %s, more than --host-slack %.0f%% off it: its ratios to the peer would not compare with that run's; measure when the host is at that run's speed (or without --host-like)",
+		rate, p, want, 100*math.Abs(rate/want-1), side, cfg.hostLike, 100*cfg.hostSlack)}
 }
 
-// exitHostSlow is wm bench's exit status when --host-like stopped the run
-// (any other failure exits 1), so that a script can wait and run the same
-// command again (scripts/bench-until-done.sh).
-const exitHostSlow = 3
+// exitHostUnlike is wm bench's exit status when --host-like stopped the
+// run (any other failure exits 1), so that a script can wait and run the
+// same command again (scripts/bench-until-done.sh).
+const exitHostUnlike = 3
 
 // hostGuard takes a run's readings of the BLAS rate: it keeps the best at
 // each thread count in rates (the rate of the ceilings) and, with
-// --host-like, checks each reading against the report's. A slow reading is
-// measured once more, as one reading at a slow moment can be far off (62
-// GFLOP/s once against the usual 91), and the run stops (a
-// *hostCheckError) only when the second is slow too.
+// --host-like, checks each reading against the report's. A reading off
+// the report's is measured once more, as one reading at a slow moment can
+// be far off (62 GFLOP/s once against the usual 91), and the run stops (a
+// *hostCheckError, naming the reading nearer the report's) only when the
+// second is off too.
 type hostGuard struct {
 	cfg     benchSettings
 	rates   map[int]float64
@@ -114,13 +121,16 @@ func (g hostGuard) reading(p int) error {
 		return err
 	}
 	g.rates[p] = max(g.rates[p], again)
-	return g.cfg.checkHost(p, max(r, again))
+	if want := g.cfg.hostRates[p]; math.Abs(again-want) < math.Abs(r-want) {
+		r = again
+	}
+	return g.cfg.checkHost(p, r)
 }
 
-// hostCheckError is checkHost's verdict that the host is too slow: the run
-// stops, and a journal that holds no round yet is removed with it
-// (runBench), so the same command can simply be run again; one with rounds
-// is kept for --resume.
+// hostCheckError is checkHost's verdict that the host is not as fast as
+// the --host-like report's: the run stops, and a journal that holds no
+// round yet is removed with it (runBench), so the same command can simply
+// be run again; one with rounds is kept for --resume.
 type hostCheckError struct{ msg string }
 
 func (e *hostCheckError) Error() string { return e.msg }
