@@ -13,18 +13,26 @@
 # WM: the wm binary (keep the same one: a journal is resumed only by the
 # build that wrote it). ARGS: wm bench's flags, with --host-like and --out.
 # Environment: WAIT (seconds between tries, default 600), TRIES (default
-# 100).
+# 100), HOLD (a file: while it exists no try starts, so that the machine
+# can be used between tries without disturbing a round; a try already
+# running is not stopped: `touch HOLD`, then wait for wm bench to exit
+# before starting other work, and remove HOLD when done).
 set -uo pipefail
 wm=${1:?usage: bench-until-done.sh WM ARGS...}
 shift
 wait=${WAIT:-600}
 tries=${TRIES:-100}
+hold=${HOLD:-}
 for ((i = 1; i <= tries; i++)); do
+	if [[ -n $hold && -e $hold ]]; then
+		echo "bench-until-done: holding while $hold exists ($(date -u +%H:%M:%S))" >&2
+		while [[ -e $hold ]]; do sleep 1; done
+	fi
 	echo "bench-until-done: try $i at $(date -u +%H:%M:%S)" >&2
 	"$wm" bench "$@" --resume
 	rc=$?
 	[[ $rc -eq 3 ]] || exit $rc
 	sleep "$wait"
 done
-echo "bench-until-done: the host stayed slow for $tries tries" >&2
+echo "bench-until-done: the host stayed off the report's speed for $tries tries" >&2
 exit 3
