@@ -127,10 +127,10 @@ func (g hostGuard) reading(p int) error {
 	return g.cfg.checkHost(p, r)
 }
 
-// hostCheckError is checkHost's verdict that the host is not as fast as
-// the --host-like report's: the run stops, and a journal that holds no
-// round yet is removed with it (runBench), so the same command can simply
-// be run again; one with rounds is kept for --resume.
+// hostCheckError is checkHost's verdict that the host's speed is off the
+// --host-like report's, either way: the run stops, and a journal that
+// holds no round yet is removed with it (runBench), so the same command
+// can simply be run again; one with rounds is kept for --resume.
 type hostCheckError struct{ msg string }
 
 func (e *hostCheckError) Error() string { return e.msg }
