@@ -46,3 +46,57 @@ func adamwMatchesGo(t *testing.T, loop string) {
 		}
 	}
 }
+
+// The vector loops divide the moments by the bias corrections c1 and c2
+// with a reciprocal and two fused corrections, which must give the
+// division's quotient to the bit. A float32 weight hides a last-bit error
+// in them, so this checks the quotients themselves, on each loop this CPU
+// has: against c1 and c2 of the first 300 steps, random c over the range
+// that takes the corrections, and c outside it (divided in every lane),
+// with a from across the double range (subnormals included), at and beside
+// the bounds 2^-800 and 2^800, near-halfway quotients, ±0, infinities and
+// NaN.
+func TestAdamWQuotientsExact(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	var cs []float64
+	for step := 1; step <= 300; step++ {
+		cs = append(cs, 1-math.Pow(0.9, float64(step)), 1-math.Pow(0.999, float64(step)))
+	}
+	for range 100 {
+		cs = append(cs, math.Ldexp(1+r.Float64(), r.Intn(61)-31))
+	}
+	cs = append(cs, 1, 0x1p-30, 0x1p30, 1-0x1p-53, math.Nextafter(0x1p-30, 0), math.Nextafter(0x1p30, math.Inf(1)),
+		0, math.Copysign(0, -1), -0.5, math.Inf(1), math.NaN(), 0x1p-1074)
+	edges := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 0x1p-1074, 0x1p-1022,
+		math.MaxFloat64, 0x1p-800, math.Nextafter(0x1p-800, 0), math.Nextafter(0x1p-800, 1),
+		0x1p800, math.Nextafter(0x1p800, 0), math.Nextafter(0x1p800, math.Inf(1))}
+	a := make([]float64, 1021) // a tail after the four- and eight-lane loops
+	q := make([]float64, len(a))
+	adamwLevels(func(loop string) {
+		for _, c := range cs {
+			for j := range a {
+				switch {
+				case j < 2*len(edges):
+					a[j] = edges[j%len(edges)]
+					if j >= len(edges) {
+						a[j] = -a[j]
+					}
+				case j%3 == 0:
+					// a near c·(q + ulp/2): the quotient near a halfway point.
+					x := math.Ldexp(1+r.Float64(), r.Intn(200)-100)
+					a[j] = c * (x + (math.Nextafter(x, math.Inf(1))-x)/2)
+				default:
+					a[j] = math.Float64frombits(r.Uint64())
+				}
+			}
+			adamwQuotients(a, q, c)
+			for j := range a {
+				want := a[j] / c
+				if math.Float64bits(q[j]) != math.Float64bits(want) && !(math.IsNaN(q[j]) && math.IsNaN(want)) {
+					t.Fatalf("%s: %v / %v = %v (%#x), division gives %v (%#x)", loop, a[j], c, q[j],
+						math.Float64bits(q[j]), want, math.Float64bits(want))
+				}
+			}
+		}
+	})
+}
