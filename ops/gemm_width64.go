@@ -7,8 +7,10 @@ package ops
 // keys or queries. OpenBLAS runs them at 175–210 GFLOP/s on one core of the
 // Zen 5, where a linear layer's products reach 250: packing its operands
 // costs more against 64 columns than against 256. A kernel written for that
-// width needs no packing: six rows of c in 24 AVX-512 registers, b's row
-// loaded once per step of the sum and six values of a broadcast against it.
+// width needs no packing of a: six rows of c in 24 AVX-512 registers, b's
+// row loaded once per step of the sum and six values of a broadcast against
+// it (from 64 rows of c, b's tile is first copied into a panel 64 wide:
+// gemm_width64_openblas.go).
 // Replayed alone it ran the same products at 234–255 GFLOP/s
 // (docs/performance.md, "A kernel for 64-wide products").
 
@@ -95,7 +97,8 @@ func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int,
 // and dH·W1ᵀ. Where OpenBLAS would run it on its packed kernels
 // (tallRowBlock 0: d_model 256) and n is at least 64, it runs on the
 // 64-wide kernel 64 columns at a time (gemmTiles64, the last tile masked),
-// which packs nothing: replayed with the weights out of L2, a 256-row
+// which packs nothing but b's 64-column tile: replayed with the weights
+// out of L2 (before the tile was copied into a panel), a 256-row
 // block onto 256 columns over 688 and 344 ran at 221 and 234 GFLOP/s,
 // OpenBLAS at 203 and 203. Elsewhere (the small kernels' blocks at d_model
 // 64, float64, no AVX-512), gemm.

@@ -12,7 +12,8 @@ import (
 // with NaN, which must not be read) and 1, padded leading dimensions and
 // an empty sum, at 64 columns and at widths under 64 (the masked kernel,
 // which leaves c's columns past n as they were); a row of c is the same
-// bits whatever m it was computed with, and a masked width's columns the
+// bits whatever m it was computed with (from 64 rows, with b copied into
+// a panel first), and a masked width's columns the
 // same bits as the 64-wide kernel's, as the kernel's doc says.
 func TestGemmWidth64MatchesSums(t *testing.T) {
 	if width64On() {
@@ -23,7 +24,9 @@ func TestGemmWidth64MatchesSums(t *testing.T) {
 	r := rand.New(rand.NewSource(64))
 	for _, n := range []int{width64, 63, 48, 33, 17, 16, 1} {
 		for _, transA := range []bool{false, true} {
-			for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 37} {
+			// 64 rows and more read b from a panel (WM_W64_PACK_ROWS), the
+			// rows alone below from b itself.
+			for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 37, 64, 67} {
 				for _, k := range []int{0, 1, 5, 64, 130} {
 					for _, beta := range []float32{0, 1} {
 						name := fmt.Sprintf("n=%d transA=%v m=%d k=%d beta=%v", n, transA, m, k, beta)
