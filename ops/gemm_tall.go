@@ -21,13 +21,10 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 	blk := tallRowBlock(n, k)
 	flops := gemmWork(m, n, k)
 	if blk == 0 && tallTiles64(n, k, a) {
-		if transB {
-			bt := transposedScratch(b, ldb, n, k)
-			defer releaseScratch(bt)
-			b, ldb = bt, n
-		}
+		rb := newRightOperand(transB, b, ldb, k, n)
+		defer rb.release()
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
-			tallTiles(hi-lo, n, k, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+			tallTiles(hi-lo, a[lo*lda:], lda, rb, beta, c[lo*ldc:], ldc)
 		})
 		return
 	}
@@ -73,11 +70,12 @@ func tallTiles64[T floats](n, k int, a []T) bool {
 	return f32 && width64On() && n >= width64 && k <= 256
 }
 
-// tallTiles computes c = a·b + beta·c, a [m, k] and b [k, n] untransposed,
-// on the 64-wide kernel by blocks of tallTileRows rows (gemmTiles64).
-func tallTiles[T floats](m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// tallTiles computes c = a·b + beta·c, a [m, k] untransposed and b [k, n]
+// copied once into the 64-wide kernel's panels (newRightOperand), on the
+// kernel by blocks of tallTileRows rows.
+func tallTiles[T floats](m int, a []T, lda int, b rightOperand[T], beta T, c []T, ldc int) {
 	for r := 0; r < m; r += tallTileRows {
-		gemmTiles64(min(tallTileRows, m-r), n, k, 1, a[r*lda:], lda, b, ldb, beta, c[r*ldc:], ldc)
+		b.mul(min(tallTileRows, m-r), a[r*lda:], lda, beta, c[r*ldc:], ldc)
 	}
 }
 

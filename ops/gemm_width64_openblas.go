@@ -144,8 +144,9 @@ WM_WT_NV(3)
 WM_WT_NV(4)
 
 // WM_W64_PACK_ROWS is the fewest rows of c for which wm_gemm_width copies
-// b's k × w values into a panel 64 floats wide first (where ldb is not 64
-// already). Every block of six rows reads all of b, so in a product of
+// b's k × w values into a panel 64 floats wide first (where b's rows are
+// not adjacent already, ldb > w: a caller running many blocks with one b
+// copies it once, gemm_panels.go). Every block of six rows reads all of b, so in a product of
 // many rows its rows lie one 256-byte run apart instead of ldb floats: one
 // stream the prefetcher follows, 16 pages where a tile of 256 rows at ldb
 // 688 touched 172. In a C harness on an Intel Xeon (one core, 256 × 64 ×
@@ -187,8 +188,9 @@ static const float *wm_w64_pack(const float *b, ptrdiff_t ldb, ptrdiff_t k, ptrd
 WM_W64_ATTR static void wm_gemm_width(int ta, ptrdiff_t m, ptrdiff_t w, ptrdiff_t k, float alpha,
                                       const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
                                       float beta, float *c, ptrdiff_t ldc) {
-	if (m >= WM_W64_PACK_ROWS && ldb != 64 && k > 0) {
-		const float *panel = wm_w64_pack(b, ldb, k, w < 64 ? w : 64);
+	const ptrdiff_t bw = w < 64 ? w : 64;
+	if (m >= WM_W64_PACK_ROWS && ldb > bw && k > 0) {
+		const float *panel = wm_w64_pack(b, ldb, k, bw);
 		if (panel != NULL) b = panel, ldb = 64;
 	}
 	if (w >= 64) {

@@ -306,6 +306,10 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 		a = scratchUninit[T](blk * k.f)
 		defer releaseScratch(a)
 	}
+	r1, r3, r2 := newRightOperand(false, w1, k.f, k.d, k.f), newRightOperand(false, w3, k.f, k.d, k.f), newRightOperand(false, w2, k.d, k.f, k.d)
+	defer r1.release()
+	defer r3.release()
+	defer r2.release()
 	for r0 := 0; r0 < m; r0 += blk {
 		rows := min(blk, m-r0)
 		b1, b3, ba := h1, h3, a
@@ -316,10 +320,10 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 			ba = f.A[r0*k.f:]
 		}
 		b1, b3, ba = b1[:rows*k.f], b3[:rows*k.f], ba[:rows*k.f]
-		gemmPackedN(rows, k.f, k.d, f.X[r0*k.d:], k.d, w1, k.f, 0, b1, k.f)
-		gemmPackedN(rows, k.f, k.d, f.X[r0*k.d:], k.d, w3, k.f, 0, b3, k.f)
+		r1.mul(rows, f.X[r0*k.d:], k.d, 0, b1, k.f)
+		r3.mul(rows, f.X[r0*k.d:], k.d, 0, b3, k.f)
 		gatedSiLU(ba, b3, b1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
-		gemmPackedN(rows, k.d, k.f, ba, k.f, w2, k.d, 0, f.Y[r0*k.d:], k.d)
+		r2.mul(rows, ba, k.f, 0, f.Y[r0*k.d:], k.d)
 	}
 	return f
 }

@@ -207,6 +207,11 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		gemmTall(false, rows, k.d, k.f, a, k.f, w2, k.d, 0, y, k.d)
 	} else {
 		keep := h1 != nil
+		r1, r3 := swigluInputOperands(w1, w3, k)
+		defer r1.release()
+		defer r3.release()
+		r2 := newRightOperand(false, w2, k.d, k.f, k.d)
+		defer r2.release()
 		parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(3), func(_, lo, hi int) {
 			a := scratchUninit[T](blk * k.f)
 			defer releaseScratch(a)
@@ -223,9 +228,9 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 					o = r0 * k.f
 				}
 				p1, p3, pa := b1[o:o+m*k.f], b3[o:o+m*k.f], a[:m*k.f]
-				swigluHiddenBlock(p1, p3, x, w1, w3, r0, m, k)
+				swigluHiddenBlock(p1, p3, x, r1, r3, r0, m, k)
 				gatedSiLU(pa, p3, p1)
-				gemmPackedN(m, k.d, k.f, pa, k.f, w2, k.d, 0, y[r0*k.d:], k.d)
+				r2.mul(m, pa, k.f, 0, y[r0*k.d:], k.d)
 			}
 		})
 	}
@@ -235,12 +240,18 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 	}
 }
 
+// swigluInputOperands is W1 and W3 as the blocks' products read them
+// (newRightOperand); the caller releases them.
+func swigluInputOperands[T floats](w1, w3 []T, k swigluKernel) (r1, r3 rightOperand[T]) {
+	return newRightOperand(false, w1, k.f, k.d, k.f), newRightOperand(false, w3, k.f, k.d, k.f)
+}
+
 // swigluHiddenBlock writes H1 = x W1 and H3 = x W3 of rows [r0, r0+m)
 // into p1 and p3 ([m, f] each): the products the blocked forward runs for
 // a block.
-func swigluHiddenBlock[T floats](p1, p3, x, w1, w3 []T, r0, m int, k swigluKernel) {
-	gemmPackedN(m, k.f, k.d, x[r0*k.d:], k.d, w1, k.f, 0, p1, k.f)
-	gemmPackedN(m, k.f, k.d, x[r0*k.d:], k.d, w3, k.f, 0, p3, k.f)
+func swigluHiddenBlock[T floats](p1, p3, x []T, w1, w3 rightOperand[T], r0, m int, k swigluKernel) {
+	w1.mul(m, x[r0*k.d:], k.d, 0, p1, k.f)
+	w3.mul(m, x[r0*k.d:], k.d, 0, p3, k.f)
 }
 
 // swigluHidden writes H1 and H3 of all the rows with the forward's own
@@ -254,10 +265,13 @@ func swigluHidden[T floats](h1, h3, x, w1, w3 []T, k swigluKernel) {
 		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
 		return
 	}
+	r1, r3 := swigluInputOperands(w1, w3, k)
+	defer r1.release()
+	defer r3.release()
 	parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(2), func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			r0, m := b*blk, min(blk, rows-b*blk)
-			swigluHiddenBlock(h1[r0*k.f:], h3[r0*k.f:], x, w1, w3, r0, m, k)
+			swigluHiddenBlock(h1[r0*k.f:], h3[r0*k.f:], x, r1, r3, r0, m, k)
 		}
 	})
 }
@@ -328,10 +342,12 @@ func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k sw
 	dx := d[0]
 	// The transposed weights, once, as gemmTall copies them: the small
 	// kernels gain only on untransposed operands.
-	w2t, w1t, w3t := transposedScratch(w2, k.d, k.f, k.d), transposedScratch(w1, k.f, k.d, k.f), transposedScratch(w3, k.f, k.d, k.f)
+	// W1ᵀ and W3ᵀ go to dx's products, which copy them into the 64-wide
+	// kernel's panels where it takes them (newRightOperand).
+	w2t, w1t, w3t := transposedScratch(w2, k.d, k.f, k.d), newRightOperand(true, w1, k.f, k.f, k.d), newRightOperand(true, w3, k.f, k.f, k.d)
 	defer releaseScratch(w2t)
-	defer releaseScratch(w1t)
-	defer releaseScratch(w3t)
+	defer w1t.release()
+	defer w3t.release()
 	blocks := (rows + blk - 1) / blk
 	groups := min(swigluGradGroups, blocks)
 	part := make([][]T, groups) // group g's dW1, dW3, dW2, one after the other
@@ -356,8 +372,8 @@ func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k sw
 			}
 			gemm(false, false, m, k.f, k.d, 1, dy[r0*k.d:], k.d, w2t, k.f, 0, da, k.f)
 			gatedSiLUBoth(a, dh3, dh1, da, h3[o:e], h1[o:e])
-			gemmPackedN(m, k.d, k.f, dh1, k.f, w1t, k.d, 0, dx[r0*k.d:], k.d)
-			gemmPackedN(m, k.d, k.f, dh3, k.f, w3t, k.d, 1, dx[r0*k.d:], k.d)
+			w1t.mul(m, dh1, k.f, 0, dx[r0*k.d:], k.d)
+			w3t.mul(m, dh3, k.f, 1, dx[r0*k.d:], k.d)
 			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh1, k.f, beta, dw1, k.f)
 			gemm(true, false, k.d, k.f, m, 1, x[r0*k.d:], k.d, dh3, k.f, beta, dw3, k.f)
 			gemm(true, false, k.f, k.d, m, 1, a, k.f, dy[r0*k.d:], k.d, beta, dw2, k.d)
