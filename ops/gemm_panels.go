@@ -24,15 +24,22 @@ type rightOperand[T floats] struct {
 	owned  []T // a scratch to release: the panels or a transposed copy
 }
 
+// width64PanelRows is the fewest rows of a product for which its right
+// operand is copied into panels: the kernel's own bound
+// (WM_W64_PACK_ROWS), under which a copy is not paid back. A decoding
+// step's one row reads the weight where it is.
+const width64PanelRows = 64
+
 // newRightOperand is b [k, n] (leading dimension ldb), or with transB b
 // [n, k] taken as its transpose, ready for gemmPackedN's products by
-// blocks of rows: copied into panels where gemmPackedN would run it on
-// the 64-wide kernel (float32, the kernel on, n at least 64, a shape
-// OpenBLAS packs); else in place, a transposed b copied once into [k, n]
-// as the small kernels want it. The caller releases it.
-func newRightOperand[T floats](transB bool, b []T, ldb, k, n int) rightOperand[T] {
+// blocks of rows, m rows in all: copied into panels where gemmPackedN
+// would run it on the 64-wide kernel (float32, the kernel on, n at least
+// 64, a shape OpenBLAS packs) and m is at least width64PanelRows; else in
+// place, a transposed b copied once into [k, n] as the small kernels want
+// it. The caller releases it.
+func newRightOperand[T floats](transB bool, b []T, ldb, k, n, m int) rightOperand[T] {
 	r := rightOperand[T]{b: b, ldb: ldb, k: k, n: n}
-	if _, f32 := any(b).([]float32); f32 && width64On() && n >= width64 && tallRowBlock(n, k) == 0 && k > 0 {
+	if _, f32 := any(b).([]float32); f32 && width64On() && n >= width64 && tallRowBlock(n, k) == 0 && k > 0 && m >= width64PanelRows {
 		r.panels = scratchUninit[T](k * n)
 		for j := 0; j < n; j += width64 {
 			w, p := min(width64, n-j), r.panels[j*k:]

@@ -11,8 +11,9 @@ import (
 // gemmPackedN gives with b in place, transposed or not, for widths with
 // and without a masked last tile, blocks of rows under and over the
 // kernel's own copy (64 rows), and beta 0 (c poisoned with NaN) and 1;
-// the panels are made exactly where gemmPackedN takes the kernel, and
-// float64 and the small kernels' shapes stay in place.
+// the panels are made exactly where gemmPackedN takes the kernel for a
+// product of 64 rows or more, and float64, fewer rows and the small
+// kernels' shapes stay in place.
 func TestRightOperandMatchesPackedN(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	for _, z := range []struct{ k, n int }{{256, 256}, {400, 100}, {256, 688}, {600, 64}, {64, 64}} {
@@ -37,8 +38,13 @@ func TestRightOperandMatchesPackedN(t *testing.T) {
 					}
 				}
 			}
-			op := newRightOperand(transB, b, ldb, z.k, z.n)
+			op := newRightOperand(transB, b, ldb, z.k, z.n, 300)
 			wantPanels := width64On() && z.n >= width64 && tallRowBlock(z.n, z.k) == 0
+			if few := newRightOperand(transB, b, ldb, z.k, z.n, width64PanelRows-1); few.panels != nil {
+				t.Fatalf("k=%d n=%d transB=%v: panels for %d rows", z.k, z.n, transB, width64PanelRows-1)
+			} else {
+				few.release()
+			}
 			if (op.panels != nil) != wantPanels {
 				t.Fatalf("k=%d n=%d transB=%v: panels %v, want %v", z.k, z.n, transB, op.panels != nil, wantPanels)
 			}
@@ -67,7 +73,7 @@ func TestRightOperandMatchesPackedN(t *testing.T) {
 		}
 	}
 	b64 := make([]float64, 256*256)
-	if op := newRightOperand(false, b64, 256, 256, 256); op.panels != nil || op.owned != nil {
+	if op := newRightOperand(false, b64, 256, 256, 256, 300); op.panels != nil || op.owned != nil {
 		t.Fatal("a float64 operand was copied; it should stay in place")
 	}
 }

@@ -21,7 +21,7 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 	blk := tallRowBlock(n, k)
 	flops := gemmWork(m, n, k)
 	if blk == 0 && tallTiles64(n, k, a) {
-		rb := newRightOperand(transB, b, ldb, k, n)
+		rb := newRightOperand(transB, b, ldb, k, n, m)
 		defer rb.release()
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			tallTiles(hi-lo, a[lo*lda:], lda, rb, beta, c[lo*ldc:], ldc)

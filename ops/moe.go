@@ -306,7 +306,7 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 		a = scratchUninit[T](blk * k.f)
 		defer releaseScratch(a)
 	}
-	r1, r3, r2 := newRightOperand(false, w1, k.f, k.d, k.f), newRightOperand(false, w3, k.f, k.d, k.f), newRightOperand(false, w2, k.d, k.f, k.d)
+	r1, r3, r2 := newRightOperand(false, w1, k.f, k.d, k.f, m), newRightOperand(false, w3, k.f, k.d, k.f, m), newRightOperand(false, w2, k.d, k.f, k.d, m)
 	defer r1.release()
 	defer r3.release()
 	defer r2.release()

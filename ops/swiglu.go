@@ -210,7 +210,7 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		r1, r3 := swigluInputOperands(w1, w3, k)
 		defer r1.release()
 		defer r3.release()
-		r2 := newRightOperand(false, w2, k.d, k.f, k.d)
+		r2 := newRightOperand(false, w2, k.d, k.f, k.d, rows)
 		defer r2.release()
 		parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(3), func(_, lo, hi int) {
 			a := scratchUninit[T](blk * k.f)
@@ -243,7 +243,7 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 // swigluInputOperands is W1 and W3 as the blocks' products read them
 // (newRightOperand); the caller releases them.
 func swigluInputOperands[T floats](w1, w3 []T, k swigluKernel) (r1, r3 rightOperand[T]) {
-	return newRightOperand(false, w1, k.f, k.d, k.f), newRightOperand(false, w3, k.f, k.d, k.f)
+	return newRightOperand(false, w1, k.f, k.d, k.f, k.rows()), newRightOperand(false, w3, k.f, k.d, k.f, k.rows())
 }
 
 // swigluHiddenBlock writes H1 = x W1 and H3 = x W3 of rows [r0, r0+m)
@@ -344,7 +344,7 @@ func swigluBackwardBlocks[T floats](d [][]T, dy, x, h1, h3, w1, w3, w2 []T, k sw
 	// kernels gain only on untransposed operands.
 	// W1ᵀ and W3ᵀ go to dx's products, which copy them into the 64-wide
 	// kernel's panels where it takes them (newRightOperand).
-	w2t, w1t, w3t := transposedScratch(w2, k.d, k.f, k.d), newRightOperand(true, w1, k.f, k.f, k.d), newRightOperand(true, w3, k.f, k.f, k.d)
+	w2t, w1t, w3t := transposedScratch(w2, k.d, k.f, k.d), newRightOperand(true, w1, k.f, k.f, k.d, rows), newRightOperand(true, w3, k.f, k.f, k.d, rows)
 	defer releaseScratch(w2t)
 	defer w1t.release()
 	defer w3t.release()
