@@ -9,6 +9,10 @@ const BLASName = "gonum (pure Go)"
 // whose gonum BLAS has one set.
 func BLASCore() string { return "" }
 
+// BLASCoreReplaced is "" in the pure-Go build: there are no OpenBLAS
+// kernels to choose again.
+func BLASCoreReplaced() string { return "" }
+
 // blasSmallKernels is false: gonum's BLAS has no small-matrix kernels that
 // gemmTall could block its products for.
 // (A variable, so that the tests can run the blocked path in any build.)

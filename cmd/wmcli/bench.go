@@ -246,6 +246,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		if cfg.peerEnv, peerMalloc, err = peerAllocator(cfg.peerMalloc, jemallocDirs); err != nil {
 			return fail(2, err)
 		}
+		cfg.peerEnv = append(cfg.peerEnv, peerBLASEnv()...)
 	}
 	var journal *benchJournal
 	if cfg.out != "" {
@@ -325,7 +326,8 @@ type benchSettings struct {
 	// may run on (fewer than p allowed: not confined).
 	pin     bool
 	allowed []int
-	// peerEnv is the environment that gives the peer its allocator.
+	// peerEnv is the environment that gives the peer its allocator and,
+	// where wm chose OpenBLAS's kernels, wm's (peerBLASEnv).
 	peerEnv []string
 	// peerATen are the ATen kernel sets each peer layout runs with
 	// (peerATenKernels; "" for torch's own choice).

@@ -466,10 +466,11 @@ func gcNote(rows []benchRow) string {
 
 // blasCoreNote says which OpenBLAS kernels wm and the peer ran (both load
 // the same libopenblas, which picks its kernels from the CPU or from
-// OPENBLAS_CORETYPE) and names the rows where the two differ: there the
+// OPENBLAS_CORETYPE, unless wm chose them in place of its SSE3 fallback:
+// peerBLASChooser) and names the rows where the two differ: there the
 // comparison is not like for like.
 func blasCoreNote(rows []benchRow) string {
-	return sidesNote(rows, "OpenBLAS kernels", " ("+blasChooser()+")", "different kernels",
+	return sidesNote(rows, "OpenBLAS kernels", " ("+peerBLASChooser()+")", "different kernels",
 		func(r benchResult) string { return coreName(r.BLASCore) })
 }
 

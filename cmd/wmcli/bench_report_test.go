@@ -3,6 +3,8 @@ package wmcli
 import (
 	"strings"
 	"testing"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
 // The report's verdicts follow from the rows: a row at 2.5× meets the speed
@@ -160,7 +162,11 @@ func TestBenchBLASCoreNote(t *testing.T) {
 			WM: benchResult{Train: 2, BLASCore: wm}, Peer: benchResult{Train: 1, BLASCore: peer}}
 	}
 	same := []benchRow{row("(SM)4", "Cooperlake", "Cooperlake"), row("(AM)4", "Cooperlake", "Cooperlake")}
-	if got, want := blasCoreNote(same), "OpenBLAS kernels: wm Cooperlake; peer Cooperlake (chosen by OpenBLAS from the CPU)."; got != want {
+	chooser := "chosen by OpenBLAS from the CPU"
+	if was := ops.BLASCoreReplaced(); was != "" {
+		chooser = "chosen by wm from the CPU's features in place of OpenBLAS's " + was + " fallback"
+	}
+	if got, want := blasCoreNote(same), "OpenBLAS kernels: wm Cooperlake; peer Cooperlake ("+chooser+")."; got != want {
 		t.Errorf("same kernels: got %q, want %q", got, want)
 	}
 	noPeer := row("(SE)3 IE", "Cooperlake", "")

@@ -119,11 +119,15 @@ func blasDescription() string {
 }
 
 // blasChooser says who chose OpenBLAS's kernels in this process: OpenBLAS
-// from the CPU, or the environment's OPENBLAS_CORETYPE (which the
-// processes wm bench starts inherit).
+// from the CPU, the environment's OPENBLAS_CORETYPE (which the processes
+// wm bench starts inherit), or the ops from the CPU's features where
+// OpenBLAS fell back to its SSE3 kernels (ops.BLASCoreReplaced).
 func blasChooser() string {
 	if v := os.Getenv("OPENBLAS_CORETYPE"); v != "" {
 		return "named by OPENBLAS_CORETYPE=" + v
+	}
+	if was := ops.BLASCoreReplaced(); was != "" {
+		return "chosen by wm from the CPU's features in place of OpenBLAS's " + was + " fallback"
 	}
 	return "chosen by OpenBLAS from the CPU"
 }
