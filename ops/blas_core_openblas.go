@@ -87,10 +87,7 @@ func chooseBLASCore() blasCoreChoice {
 		return blasCoreChoice{core: chosen}
 	}
 	want := blasCoreUpgrade(chosen, wmCPUBLASLevel())
-	if want == "" {
-		return blasCoreChoice{core: chosen}
-	}
-	if !reselectBLASCore(want) {
+	if want == "" || !reselectBLASCore(want) {
 		return blasCoreChoice{core: chosen}
 	}
 	return blasCoreChoice{core: BLASCore(), replaced: chosen}
