@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -107,11 +108,15 @@ type benchJournal struct {
 	added  int // rounds this process has added
 }
 
-// openBenchJournal opens the journal beside out for a run with settings s.
-// Without resume an existing journal is an error; with it, its lines are
-// read back (a last line cut short by a crash is dropped) and must have
-// been written with the same settings.
+// openBenchJournal opens the journal beside out for a run with settings s,
+// making out's folder first if it does not exist (the report and its
+// rounds go there too). Without resume an existing journal is an error;
+// with it, its lines are read back (a last line cut short by a crash is
+// dropped) and must have been written with the same settings.
 func openBenchJournal(out string, s journalSettings, resume bool) (*benchJournal, error) {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, errors.Wrapf(err, "bench --out %s: its folder", out)
+	}
 	j := &benchJournal{path: out + journalSuffix, rounds: map[roundKey]journalRound{}}
 	data, err := os.ReadFile(j.path)
 	switch {

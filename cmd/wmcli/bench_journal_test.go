@@ -14,6 +14,30 @@ import (
 	"time"
 )
 
+// An --out in a folder that does not exist yet gets the folder, with the
+// journal in it; an --out under a file names the path.
+func TestBenchJournalMakesFolder(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "runs", "xeon", "bench.md")
+	s := journalSettings{Binary: "abc", Patterns: []string{"(SM)1"}, Sizes: []benchSize{{32, 32, 2}}, Procs: []int{1}, Reps: 8, Rounds: 1}
+	j, err := openBenchJournal(out, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.f.Close()
+	if _, err := os.Stat(out + journalSuffix); err != nil {
+		t.Fatalf("no journal beside %s: %v", out, err)
+	}
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(file, "bench.md")
+	if _, err := openBenchJournal(bad, s, false); err == nil || !strings.Contains(err.Error(), "bench --out "+bad+": its folder") {
+		t.Fatalf("an --out under a file: got %v", err)
+	}
+}
+
 // The journal keeps what it was given across a reopen, drops a last line a
 // crash cut short (and appends after the good lines), refuses to be
 // reopened without resume or with other settings, and names a damaged
