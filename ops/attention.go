@@ -229,6 +229,12 @@ func (k attnKernel) inShapes() []tensor.Shape {
 	return s
 }
 func (k attnKernel) outShape() tensor.Shape { return tensor.Shape{k.b, k.tq, k.h, k.dv} }
+
+// The forward writes every value of y: each (batch, head)'s query rows by
+// y = M·v with β 0 on their first product (attnWideNN's rectangle, else its
+// first part, else gemmHeadN); the backward adds into its gradients.
+func (k attnKernel) writesWholeOutput() bool { return true }
+
 func (k attnKernel) diffWRT() []bool {
 	d := make([]bool, len(k.inShapes()))
 	for i := range d {
