@@ -110,6 +110,11 @@ func (k moeKernel) diffWRT() []bool        { return []bool{true, true, true, tru
 // that the products overwrote).
 func (k moeKernel) writesWholeGradients() bool { return true }
 
+// The forward writes every value of y too: moeCombine clears each token's
+// row before it adds the token's experts, so the fused op need not clear
+// the reused output buffer first.
+func (k moeKernel) writesWholeOutput() bool { return true }
+
 func (k moeKernel) forward(in []any, out any) error {
 	switch y := out.(type) {
 	case []float32:
