@@ -36,8 +36,7 @@ func TestTransposeTiles(t *testing.T) {
 // than a row. The AVX2 kernel takes some of these eight rows at a time and
 // the others in column strips over blocks of 128 rows (wm_tr_strips: more
 // than 128 columns, or rows a multiple of 256): 256 and 512 rows, and 136
-// and 200 columns, go to strips, 300 and 512 rows with a last block of
-// fewer than 128.
+// and 200 columns, go to strips, 300 rows with a last block of 40.
 func TestTransposeRowsMatchesTiles(t *testing.T) {
 	for _, rows := range []int{1, 7, 8, 9, 16, 23, 64, 256, 300, 512} {
 		for _, cols := range []int{1, 5, 8, 13, 16, 64, 136, 200} {
