@@ -77,3 +77,43 @@ func TestRightOperandMatchesPackedN(t *testing.T) {
 		t.Fatal("a float64 operand was copied; it should stay in place")
 	}
 }
+
+// On the 64-wide kernel, with b in panels, a row of c is the same bits
+// whatever block of rows it is computed in: the product of 601 rows in one
+// call, and the same rows in blocks of 1, 5, 64, 100 and 256, agree to the
+// bit. So a tall product's blocks can go to whichever worker is free
+// (gemmTall, parallelBlocksWork) without its values depending on the
+// threads.
+func TestRightOperandRowsIndependentOfBlocks(t *testing.T) {
+	if !width64On() {
+		t.Skip("the 64-wide kernel is off in this build or on this CPU")
+	}
+	r := rand.New(rand.NewSource(8))
+	const m = 601
+	for _, z := range []struct{ k, n int }{{256, 256}, {256, 130}, {256, 688}} {
+		lda, ldb, ldc := z.k+1, z.n+3, z.n+2
+		a, b := normalFloat32s(r, m*lda), normalFloat32s(r, z.k*ldb)
+		op := newRightOperand(false, b, ldb, z.k, z.n, m)
+		if op.panels == nil {
+			t.Fatalf("k=%d n=%d: no panels for %d rows", z.k, z.n, m)
+		}
+		for _, beta := range []float32{0, 1} {
+			c0 := normalFloat32s(r, m*ldc)
+			whole := append([]float32(nil), c0...)
+			op.mul(m, a, lda, beta, whole, ldc)
+			for _, blk := range []int{1, 5, 64, 100, 256} {
+				got := append([]float32(nil), c0...)
+				for lo := 0; lo < m; lo += blk {
+					op.mul(min(blk, m-lo), a[lo*lda:], lda, beta, got[lo*ldc:], ldc)
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+						t.Fatalf("k=%d n=%d beta=%v blocks of %d: c[%d, %d] = %v, in one call %v",
+							z.k, z.n, beta, blk, i/ldc, i%ldc, got[i], whole[i])
+					}
+				}
+			}
+		}
+		op.release()
+	}
+}

@@ -11,20 +11,22 @@ package ops
 
 // gemmTall computes c = a·op(b) + beta·c for a [m, k] (row-major, lda) and
 // op(b) [k, n] small (b [k, n] with ldb, or [n, k] when transB), its rows
-// split over the workers: in row blocks of tallRowBlock(n, k) when this
-// build's BLAS runs such blocks faster, else in one product per worker.
-// When it blocks a transposed b it copies b once into [k, n] (its small
-// kernels gain only on untransposed operands). Where OpenBLAS would pack
-// the product and tallTiles64 holds, the rows run on the 64-wide kernel
-// instead. Each element of c is one sum over all of k, in one call.
+// split over the workers: in row blocks of tallRowBlock(n, k), taken in
+// turn by the workers, when this build's BLAS runs such blocks faster, else
+// in one product per worker. When it blocks a transposed b it copies b
+// once into [k, n] (its small kernels gain only on untransposed operands).
+// Where OpenBLAS would pack the product and tallTiles64 holds, the rows run
+// on the 64-wide kernel instead, in blocks of tallTileBlock(m) rows taken
+// in turn. Each element of c is one sum over all of k, in one call, and
+// the same bits whichever worker computes it.
 func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	blk := tallRowBlock(n, k)
 	flops := gemmWork(m, n, k)
 	if blk == 0 && tallTiles64(n, k, a) {
 		rb := newRightOperand(transB, b, ldb, k, n, m)
 		defer rb.release()
-		parallelRangesWork(m, flops, func(_, lo, hi int) {
-			tallTiles(hi-lo, a[lo*lda:], lda, rb, beta, c[lo*ldc:], ldc)
+		parallelBlocksWork(m, tallTileBlock(m), flops, func(lo, hi int) {
+			rb.mul(hi-lo, a[lo*lda:], lda, beta, c[lo*ldc:], ldc)
 		})
 		return
 	}
@@ -39,21 +41,32 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 		defer releaseScratch(bt)
 		b, ldb = bt, n
 	}
-	parallelRangesWork((m+blk-1)/blk, flops, func(_, lo, hi int) {
-		r0, r1 := lo*blk, min(hi*blk, m)
+	parallelBlocksWork(m, blk, flops, func(r0, r1 int) {
 		gemmTallSerial(false, r1-r0, n, k, a[r0*lda:], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
 }
 
-// tallTileRows is the rows of a block of a tall product on the 64-wide
-// kernel (tallTiles64): the kernel reads the block's rows of a once for
-// every 64 columns of c, and 256 rows of depth 256 (256 KiB) stay in a
+// tallTileRows is the most rows of a block of a tall product on the
+// 64-wide kernel (tallTiles64): the kernel reads the block's rows of a once
+// for every 64 columns of c, and 256 rows of depth 256 (256 KiB) stay in a
 // core's L2 across them.
 const tallTileRows = 256
 
+// tallTileBlock is the rows of the blocks a tall product of m rows on the
+// 64-wide kernel is cut into: tallTileRows, or fewer (but not under
+// width64PanelRows) when m gives each worker under two blocks of it, so
+// that the workers, taking the blocks in turn, have some to share out. A
+// row of c is the same bits in any block (the kernel's sums run along k
+// alone: TestRightOperandRowsIndependentOfBlocks), so the cut moves only
+// where the rows are computed, not their values.
+func tallTileBlock(m int) int {
+	w := workerCount(m)
+	return min(tallTileRows, max(width64PanelRows, (m+2*w-1)/(2*w)))
+}
+
 // tallTiles64 says whether a tall product that OpenBLAS would pack
 // (tallRowBlock 0) runs on the 64-wide kernel instead, by blocks of
-// tallTileRows rows and 64 columns (tallTiles), with a transposed b copied
+// at most tallTileRows rows and 64 columns, with a transposed b copied
 // once into [k, n]: float32 with the kernel on, n at least 64 (the last
 // tile masked) and k at most 256 (the products of a d_model-256 layer's
 // input: attention's and SSD's projections, the CDMoE's). (gemmTallSerial,
@@ -68,15 +81,6 @@ const tallTileRows = 256
 func tallTiles64[T floats](n, k int, a []T) bool {
 	_, f32 := any(a).([]float32)
 	return f32 && width64On() && n >= width64 && k <= 256
-}
-
-// tallTiles computes c = a·b + beta·c, a [m, k] untransposed and b [k, n]
-// copied once into the 64-wide kernel's panels (newRightOperand), on the
-// kernel by blocks of tallTileRows rows.
-func tallTiles[T floats](m int, a []T, lda int, b rightOperand[T], beta T, c []T, ldc int) {
-	for r := 0; r < m; r += tallTileRows {
-		b.mul(min(tallTileRows, m-r), a[r*lda:], lda, beta, c[r*ldc:], ldc)
-	}
 }
 
 // gemmTallSerial is gemmTall on the calling goroutine, for callers that

@@ -79,7 +79,7 @@ func shapeProduct[T floats](s GemmShape, alpha T, a, b []T, beta T, c []T) {
 // It runs attention's scores and dM = dy·vᵀ over a [d, t] copy of a
 // head's keys or values (gemmHeadT), which OpenBLAS ran at 175–200 GFLOP/s
 // and the 64-wide kernel, 64 keys at a time, at 219–256; the packed
-// products of gemmPackedN; and gemmTall's blocks (tallTiles).
+// products of gemmPackedN; and gemmTall's blocks (tallTiles64).
 func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	j := 0
 	if _, f32 := any(a).([]float32); f32 && width64On() {

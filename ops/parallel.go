@@ -127,3 +127,15 @@ func workerCount(n int) int {
 func parallelRanges(n int, fn func(worker, lo, hi int)) {
 	parallelRangesWork(n, 0, fn)
 }
+
+// parallelBlocksWork calls fn(lo, hi) once for each block [lo, hi) of blk
+// items that tile [0, n) from 0, the last one shorter, the blocks taken in
+// turn by up to GOMAXPROCS goroutines (weighed by flops of matrix-product
+// work as parallelForWork weighs a loop). It is for loops whose results
+// do not depend on which goroutine runs a block: where parallelRanges
+// hands each worker one fixed range, a worker that falls behind (its core
+// taken by the host for a moment, or slower) leaves the other idle at the
+// end; here the other takes the blocks still waiting.
+func parallelBlocksWork(n, blk int, flops float64, fn func(lo, hi int)) {
+	parallelForWork((n+blk-1)/blk, flops, func(b int) { fn(b*blk, min((b+1)*blk, n)) })
+}

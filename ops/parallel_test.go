@@ -2,6 +2,7 @@ package ops
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -104,6 +105,70 @@ func TestWideLoopsIgnoreTheCap(t *testing.T) {
 	for w, r := range narrow {
 		if wide[w] != r {
 			t.Errorf("worker %d: range %v in the wide loop, %v in the capped one", w, wide[w], r)
+		}
+	}
+}
+
+// parallelBlocksWork calls fn once for each block of the grid from 0 (the
+// last one shorter), and a block that waits does not hold up the blocks
+// after it: with two goroutines, block 0 waits until every other block has
+// run, which parallelRanges's fixed halves (blocks 0 to 4 on one worker)
+// could never let happen. Under a cap of 1 the blocks run in order on the
+// caller's goroutine, unless the loop is a wide one.
+func TestParallelBlocksWork(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer SetLoopThreads(SetLoopThreads(0))
+	const n, blk = 1000, 100 // ten blocks
+	var mu sync.Mutex
+	var got [][2]int
+	others := make(chan struct{}, n/blk)
+	stuck := false
+	parallelBlocksWork(n, blk, 0, func(lo, hi int) {
+		if lo == 0 {
+			for range n/blk - 1 {
+				select {
+				case <-others:
+				case <-time.After(10 * time.Second):
+					stuck = true
+					return
+				}
+			}
+		} else {
+			others <- struct{}{}
+		}
+		mu.Lock()
+		got = append(got, [2]int{lo, hi})
+		mu.Unlock()
+	})
+	if stuck {
+		t.Fatal("block 0 waited 10 s for the other blocks: they were held behind it")
+	}
+	slices.SortFunc(got, func(a, b [2]int) int { return a[0] - b[0] })
+	for i, b := range got {
+		if want := [2]int{i * blk, (i + 1) * blk}; b != want {
+			t.Fatalf("blocks %v; want each of [%d, %d) once in blocks of %d", got, 0, n, blk)
+		}
+	}
+	if len(got) != n/blk {
+		t.Fatalf("%d blocks ran, want %d", len(got), n/blk)
+	}
+
+	SetLoopThreads(1)
+	var order [][2]int
+	parallelBlocksWork(250, 100, 0, func(lo, hi int) { order = append(order, [2]int{lo, hi}) })
+	if want := [][2]int{{0, 100}, {100, 200}, {200, 250}}; !slices.Equal(order, want) {
+		t.Errorf("under a cap of 1: blocks %v, want %v in order", order, want)
+	}
+}
+
+// tallTileBlock cuts a tall product into blocks of at most tallTileRows
+// rows and at least width64PanelRows, two or more a worker where the rows
+// allow it.
+func TestTallTileBlock(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, c := range []struct{ m, want int }{{4096, 256}, {1024, 256}, {600, 150}, {300, 75}, {200, 64}, {10, 64}} {
+		if got := tallTileBlock(c.m); got != c.want {
+			t.Errorf("tallTileBlock(%d) at 2 workers = %d, want %d", c.m, got, c.want)
 		}
 	}
 }

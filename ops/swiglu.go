@@ -212,26 +212,23 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		defer r3.release()
 		r2 := newRightOperand(false, w2, k.d, k.f, k.d, rows)
 		defer r2.release()
-		parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(3), func(_, lo, hi int) {
-			a := scratchUninit[T](blk * k.f)
+		// The blocks go to whichever worker is free: each is the same
+		// products, at the same rows, whoever runs it.
+		parallelBlocksWork(rows, blk, k.productFLOPs(3), func(r0, end int) {
+			m := end - r0
+			a := scratchUninit[T](blk * k.f)[:m*k.f] // every block's from one size class
 			defer releaseScratch(a)
-			b1, b3 := h1, h3
-			if !keep {
-				b1, b3 = scratchUninit[T](blk*k.f), scratchUninit[T](blk*k.f)
-				defer releaseScratch(b1)
-				defer releaseScratch(b3)
+			var p1, p3 []T
+			if keep {
+				p1, p3 = h1[r0*k.f:end*k.f], h3[r0*k.f:end*k.f]
+			} else {
+				p1, p3 = scratchUninit[T](blk * k.f)[:m*k.f], scratchUninit[T](blk * k.f)[:m*k.f]
+				defer releaseScratch(p1)
+				defer releaseScratch(p3)
 			}
-			for b := lo; b < hi; b++ {
-				r0, m := b*blk, min(blk, rows-b*blk)
-				o := 0 // the block's place in b1 and b3
-				if keep {
-					o = r0 * k.f
-				}
-				p1, p3, pa := b1[o:o+m*k.f], b3[o:o+m*k.f], a[:m*k.f]
-				swigluHiddenBlock(p1, p3, x, r1, r3, r0, m, k)
-				gatedSiLU(pa, p3, p1)
-				r2.mul(m, pa, k.f, 0, y[r0*k.d:], k.d)
-			}
+			swigluHiddenBlock(p1, p3, x, r1, r3, r0, m, k)
+			gatedSiLU(a, p3, p1)
+			r2.mul(m, a, k.f, 0, y[r0*k.d:], k.d)
 		})
 	}
 	if sv.wanted {
@@ -268,11 +265,8 @@ func swigluHidden[T floats](h1, h3, x, w1, w3 []T, k swigluKernel) {
 	r1, r3 := swigluInputOperands(w1, w3, k)
 	defer r1.release()
 	defer r3.release()
-	parallelRangesWork((rows+blk-1)/blk, k.productFLOPs(2), func(_, lo, hi int) {
-		for b := lo; b < hi; b++ {
-			r0, m := b*blk, min(blk, rows-b*blk)
-			swigluHiddenBlock(h1[r0*k.f:], h3[r0*k.f:], x, r1, r3, r0, m, k)
-		}
+	parallelBlocksWork(rows, blk, k.productFLOPs(2), func(r0, end int) {
+		swigluHiddenBlock(h1[r0*k.f:], h3[r0*k.f:], x, r1, r3, r0, end-r0, k)
 	})
 }
 
