@@ -27,6 +27,7 @@ func TestFloat32KernelsSSE2(t *testing.T) {
 		{"ssd rows", TestSSDRowsMatchGo},
 		{"ssd backward rows", TestSSDBackRowsMatchGo},
 		{"moe rows", TestMoERowsMatchGo},
+		{"moe tokens", TestMoETokensMatchesAppend},
 		{"add and mul", TestBinaryKernelsMatchGo},
 		{"rope rows", TestRopeRowsMatchGo},
 		{"paper mask rows", TestPaperMaskRowsMatchGo},

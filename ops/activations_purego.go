@@ -96,3 +96,4 @@ func paperMaskBackwardRows32(P, dM, l []float32, dl []float64, rows, n int) {
 func ropeRows32(dst, x []float32, cos, sin []float64, lo, hi, t, h, d int, sign float64) {
 	ropeRowsGo(dst, x, cos, sin, lo, hi, t, h, d, sign)
 }
+func moeChoices32(g []float32, tokens, n int) (all, counts []int) { return moeChoicesGo(g, tokens, n) }

@@ -218,37 +218,66 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 }
 
 // moeTokens lists every expert's tokens: those with a non-zero gate (a NaN
-// gate counts as chosen), ascending. The choices are unpredictable (top-k
-// of n), so both passes go without a branch on them: the first counts each
-// expert's tokens, the second writes every token into each expert's next
-// slot and moves that expert on only when the token chose it. Each expert's
-// part of the one backing array has a spare slot after it for the writes
-// that do not count.
+// gate counts as chosen), ascending. float32 gates of at most 64 experts go
+// to moeChoices32 (C under the openblas build), any others to moeTokensGo;
+// both give the same lists (TestMoETokensMatchesAppend).
 func moeTokens[T floats](g []T, k moeKernel) []moeExpert[T] {
-	tokens := k.tokens()
-	counts := make([]int, k.n)
+	g32, ok := any(g).([]float32)
+	if !ok || k.n > 64 {
+		return moeTokensGo(g, k.tokens(), k.n)
+	}
+	all, counts := moeChoices32(g32, k.tokens(), k.n)
+	experts := make([]moeExpert[T], k.n)
+	at := 0
+	for e, c := range counts {
+		experts[e].tokens = all[at : at+c : at+c]
+		at += c
+	}
+	return experts
+}
+
+// moeTokensGo is moeTokens for any gates (tokens rows of n), in Go. The
+// choices are unpredictable (top-k of n), so both passes go without a
+// branch on them: the first counts each expert's tokens, the second writes
+// every token into each expert's next slot and moves that expert on only
+// when the token chose it. Each expert's part of the one backing array has
+// a spare slot after it for the writes that do not count.
+func moeTokensGo[T floats](g []T, tokens, n int) []moeExpert[T] {
+	counts := make([]int, n)
 	for t := 0; t < tokens; t++ {
-		for e, v := range g[t*k.n : (t+1)*k.n] {
+		for e, v := range g[t*n : (t+1)*n] {
 			counts[e] += b2i(v != 0)
 		}
 	}
-	next, total := make([]int, k.n), 0
+	next, total := make([]int, n), 0
 	for e, c := range counts {
 		next[e] = total
 		total += c + 1
 	}
 	all := make([]int, total)
-	experts := make([]moeExpert[T], k.n)
+	experts := make([]moeExpert[T], n)
 	for e, c := range counts {
 		experts[e].tokens = all[next[e] : next[e]+c : next[e]+c]
 	}
 	for t := 0; t < tokens; t++ {
-		for e, v := range g[t*k.n : (t+1)*k.n] {
+		for e, v := range g[t*n : (t+1)*n] {
 			all[next[e]] = t
 			next[e] += b2i(v != 0)
 		}
 	}
 	return experts
+}
+
+// moeChoicesGo is moeChoices32 in Go, for the pure-Go build: moeTokensGo's
+// lists, one after another.
+func moeChoicesGo(g []float32, tokens, n int) (all, counts []int) {
+	experts := moeTokensGo(g, tokens, n)
+	counts = make([]int, n)
+	for e := range experts {
+		counts[e] = len(experts[e].tokens)
+		all = append(all, experts[e].tokens...)
+	}
+	return all, counts
 }
 
 // moeCombine writes into dst [tokens, d] each token's sum over its experts,

@@ -71,60 +71,75 @@ func TestMoECombineSplitInvariant(t *testing.T) {
 
 // moeTokens lists, for each expert, the tokens whose gate is not zero (NaN
 // counts, ±0 does not), ascending, as appending token by token did, from
-// float32 and float64 gates alike; an expert nobody chose has none, and no
-// expert's list reaches into another's (appending to one leaves the next
-// alone).
+// float32 and float64 gates alike, through both of its paths (moeChoices32
+// for float32 gates of at most 64 experts, moeTokensGo for the rest) and
+// moeTokensGo itself; an expert nobody chose has none, and no expert's list
+// reaches into another's (appending to one leaves the next alone). The
+// widths cover a mask shorter than eight gates, a tail after eight, a full
+// 64-bit mask, and one expert past it.
 func TestMoETokensMatchesAppend(t *testing.T) {
-	r := rand.New(rand.NewSource(9))
-	const tokens, n = 300, 8
-	g := make([]float32, tokens*n)
-	for i := range g {
-		switch r.Intn(8) {
-		case 0:
-			g[i] = r.Float32() + 0.01
-		case 1:
-			g[i] = float32(math.Copysign(0, -1))
+	for _, n := range []int{1, 3, 8, 13, 64, 65} {
+		r := rand.New(rand.NewSource(int64(9 + n)))
+		const tokens = 300
+		g := make([]float32, tokens*n)
+		for i := range g {
+			switch r.Intn(8) {
+			case 0:
+				g[i] = r.Float32() + 0.01
+			case 1:
+				g[i] = float32(math.Copysign(0, -1))
+			case 2:
+				g[i] = -r.Float32() - 0.01
+			}
 		}
-	}
-	g[7*n+2] = float32(math.NaN())
-	for tk := 0; tk < tokens; tk++ {
-		g[tk*n+5] = 0 // expert 5 is never chosen
-	}
-	k := moeKernel{x: tensor.Shape{tokens, 4}, d: 4, n: n}
-	got := moeTokens(g, k)
-	for e := 0; e < n; e++ {
-		var want []int
+		g[7*n+n/2] = float32(math.NaN())
+		never := n / 3
 		for tk := 0; tk < tokens; tk++ {
-			if v := g[tk*n+e]; v != 0 {
-				want = append(want, tk)
+			g[tk*n+never] = 0 // this expert is never chosen
+		}
+		k := moeKernel{x: tensor.Shape{tokens, 4}, d: 4, n: n}
+		g64 := make([]float64, len(g))
+		for i, v := range g {
+			g64[i] = float64(v)
+		}
+		for _, c := range []struct {
+			name string
+			got  []moeExpert[float32]
+		}{{"moeTokens", moeTokens(g, k)}, {"moeTokensGo", moeTokensGo(g, tokens, n)}, {"moeTokens float64", asExperts32(moeTokens(g64, k))}} {
+			got := c.got
+			if len(got) != n {
+				t.Fatalf("n=%d %s: %d experts", n, c.name, len(got))
+			}
+			for e := 0; e < n; e++ {
+				var want []int
+				for tk := 0; tk < tokens; tk++ {
+					if v := g[tk*n+e]; v != 0 {
+						want = append(want, tk)
+					}
+				}
+				if fmt.Sprint(got[e].tokens) != fmt.Sprint(want) {
+					t.Fatalf("n=%d %s, expert %d: tokens %v, want %v", n, c.name, e, got[e].tokens, want)
+				}
+			}
+			for e := 0; e+1 < n; e++ {
+				if len(got[e].tokens) == 0 || len(got[e+1].tokens) == 0 {
+					continue
+				}
+				next := append([]int(nil), got[e+1].tokens...)
+				_ = append(got[e].tokens, -1)
+				if fmt.Sprint(got[e+1].tokens) != fmt.Sprint(next) {
+					t.Fatalf("n=%d %s: appending to expert %d's tokens changed expert %d's", n, c.name, e, e+1)
+				}
 			}
 		}
-		if len(got[e].tokens) != len(want) {
-			t.Fatalf("expert %d: %d tokens, want %d", e, len(got[e].tokens), len(want))
-		}
-		for i := range want {
-			if got[e].tokens[i] != want[i] {
-				t.Fatalf("expert %d, token %d: %d, want %d", e, i, got[e].tokens[i], want[i])
-			}
-		}
 	}
-	g64 := make([]float64, len(g))
-	for i, v := range g {
-		g64[i] = float64(v)
+}
+
+// asExperts32 is the token lists of float64 experts, as float32 experts.
+func asExperts32(ex []moeExpert[float64]) []moeExpert[float32] {
+	out := make([]moeExpert[float32], len(ex))
+	for i := range ex {
+		out[i].tokens = ex[i].tokens
 	}
-	got64 := moeTokens(g64, k)
-	for e := range got64 {
-		if fmt.Sprint(got64[e].tokens) != fmt.Sprint(got[e].tokens) {
-			t.Fatalf("expert %d: float64 gates give tokens %v, float32 %v", e, got64[e].tokens, got[e].tokens)
-		}
-	}
-	if e := 2; len(got[e].tokens) > 0 && len(got[e+1].tokens) > 0 {
-		next := append([]int(nil), got[e+1].tokens...)
-		_ = append(got[e].tokens, -1)
-		for i, v := range got[e+1].tokens {
-			if v != next[i] {
-				t.Fatalf("appending to expert %d's tokens changed expert %d's", e, e+1)
-			}
-		}
-	}
+	return out
 }
