@@ -11,7 +11,9 @@ package ops
 // variant holds the eight lanes in two four-lane registers (wm_dot8.h). At
 // the AVX-512 level the gate gradient holds them in one register, for rows
 // of a multiple of eight values (d_model), and the combine's scatter keeps
-// the AVX2 loop, which memory bounds.
+// the AVX2 loop, which memory bounds. The lists of each expert's tokens
+// that every forward builds from the gates (moeChoices32, for moeTokens)
+// run here too.
 
 /*
 // cgo joins the CFLAGS of all the package's files and the last -O wins:
