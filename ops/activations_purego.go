@@ -37,6 +37,16 @@ func cdmoeExpertsC(cdmoeRangeBufs) bool { return false }
 // and CDMoE runs retrieve.
 func retrieveRows32(cdmoeKernel, []float32, int, int, []expertChoice) bool { return false }
 
+// retrieveQueriesOK is false in the pure-Go build: CDMoE forms the
+// similarities with keySims and searches them with retrieve.
+func retrieveQueriesOK(cdmoeKernel) bool { return false }
+
+// retrieveQueries32 is never called in the pure-Go build (retrieveQueriesOK
+// is false).
+func retrieveQueries32(cdmoeKernel, []float32, []float32, int, int, []expertChoice) {
+	panic("ops: retrieveQueries32 without the openblas build")
+}
+
 // lseParts32 returns the largest of row (maxOf) and Σ e^(row−m) in
 // float64, leaving e^(row−m) in e (len(row) values); row is not empty.
 func lseParts32(row, e []float32) (m float32, sum float64) {

@@ -330,23 +330,28 @@ func cdmoeForwardState[T floats](k cdmoeKernel, x, Wup, Wdown, Wq, keys []T, bac
 	}
 	N, nc := k.b*k.t, k.heads*k.topk
 	sh := cdmoeShared(k, x, Wup, Wdown, Wq)
-	sims := keySims(k, sh.q, keys, N)
-	defer releaseScratch(sims)
 	sv.release()
 	if cap(sv.chosen) < N*nc {
 		sv.chosen = make([]expertChoice, N*nc)
 	}
 	chosen := sv.chosen[:N*nc]
 	// 2. product-key retrieval of every head's experts
-	parallelRanges(N, func(_, lo, hi int) {
-		if s32, ok := any(sims).([]float32); ok && retrieveRows32(k, s32, lo*k.heads, hi*k.heads, chosen) {
-			return
-		}
-		b := newRetrieveBufs[T](k)
-		for r := lo * k.heads; r < hi*k.heads; r++ {
-			retrieve(k, sims[r*2*k.nk:], &b, chosen[r*k.topk:(r+1)*k.topk])
-		}
-	})
+	if q32, ok := any(sh.q).([]float32); ok && retrieveQueriesOK(k) {
+		keys32 := any(keys).([]float32)
+		parallelRanges(N, func(_, lo, hi int) { retrieveQueries32(k, q32, keys32, lo, hi, chosen) })
+	} else {
+		sims := keySims(k, sh.q, keys, N)
+		parallelRanges(N, func(_, lo, hi int) {
+			if s32, ok := any(sims).([]float32); ok && retrieveRows32(k, s32, lo*k.heads, hi*k.heads, chosen) {
+				return
+			}
+			b := newRetrieveBufs[T](k)
+			for r := lo * k.heads; r < hi*k.heads; r++ {
+				retrieve(k, sims[r*2*k.nk:], &b, chosen[r*k.topk:(r+1)*k.topk])
+			}
+		})
+		releaseScratch(sims)
+	}
 	sv.act = sh // released by the next release, whether or not kept
 	if !backward {
 		sv.keep(x)

@@ -106,6 +106,21 @@ func (r *gemmRecorder) leaveBLAS(c gemmCall) {
 	r.mu.Unlock()
 }
 
+// countFusedProducts counts n products of shape s that a fused kernel
+// forms in its own loops rather than through gemm (CDMoE's key
+// similarities inside its search, retrieveQueries32): in GemmFLOPs and in
+// a recording's shapes, so that a step's matrix-product work, its ceiling
+// and its replay hold them wherever they run. A recording's BLASTime and
+// sites do not, as no BLAS call ran them.
+func countFusedProducts(s GemmShape, n int) {
+	gemmFLOPs.Add(s.FLOPs() * int64(n))
+	if r := gemmRecording.Load(); r != nil {
+		r.mu.Lock()
+		r.shapes[s] += n
+		r.mu.Unlock()
+	}
+}
+
 // countCalls adds the time since the last call began or ended, at the
 // cores busy in calls since, and changes the number of calls in flight.
 // The caller holds r.mu.

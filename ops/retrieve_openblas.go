@@ -20,6 +20,12 @@ package ops
 // rows left over from the blocks, and the portable level run retrieve's
 // loops written out in C. Every sum is one float32 add, as in Go
 // (TestRetrieveRowsMatchGo, every level).
+//
+// At the vector levels the similarities themselves (keySims) are formed
+// here too, sixteen or eight tokens at a time, straight into the columns
+// the search reads (wm_retrieve_q): written out for all tokens, they were
+// 2 MiB a layer at d_model 64 and seq_len 256 × batch 8, written by 64
+// narrow products and read back from beyond the core's caches.
 
 /*
 #cgo CFLAGS: -O3
@@ -97,6 +103,38 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 	}
 }
 
+// WM_RETRIEVE_WRITE defines wm_write_choices##SUFFIX(pv, pc, si, nk, k,
+// out, ostride, write), which writes the search's choices of W rows: slot q
+// of row l has the sum pv[q] (lane l) of the halves' slots i and j, whose
+// candidate pc[q] holds as i<<8 | j, and whose keys are si[0][i] and
+// si[1][j]; they go to out + l·ostride + q, for the rows whose bit is set
+// in write. The vectors are stored and the choices written one at a time.
+#define WM_RETRIEVE_WRITE(SUFFIX, ATTR, W, VF, VI, STOREF, STOREI)                                                  \
+	ATTR static inline __attribute__((always_inline)) void wm_write_choices##SUFFIX(                              \
+	    const VF *pv, const VI *pc, VI (*si)[WM_RETRIEVE_KMAX], int nk, int k, wm_choice *out, ptrdiff_t ostride,   \
+	    unsigned write) {                                                                                        \
+		float vals[WM_RETRIEVE_KMAX][W];                                                                         \
+		int32_t keys[2][WM_RETRIEVE_KMAX][W], cands[WM_RETRIEVE_KMAX][W];                                        \
+		for (int q = 0; q < k; q++) {                                                                            \
+			STOREF(vals[q], pv[q]);                                                                              \
+			STOREI(cands[q], pc[q]);                                                                             \
+			STOREI(keys[0][q], si[0][q]);                                                                        \
+			STOREI(keys[1][q], si[1][q]);                                                                        \
+		}                                                                                                        \
+		for (int l = 0; l < W; l++) {                                                                            \
+			if (!(write >> l & 1)) continue;                                                                     \
+			wm_choice *o = out + l * ostride;                                                                    \
+			for (int q = 0; q < k; q++) {                                                                        \
+				const int c = cands[q][l];                                                                       \
+				const int ix = keys[0][c >> 8][l], iy = keys[1][c & 255][l];                                     \
+				o[q].e = (int64_t)ix * nk + iy;                                                                  \
+				o[q].ix = ix;                                                                                    \
+				o[q].iy = iy;                                                                                    \
+				o[q].s = (double)vals[q][l];                                                                     \
+			}                                                                                                    \
+		}                                                                                                        \
+	}
+
 // WM_RETRIEVE_BLOCK defines wm_retrieve_block##SUFFIX(sims, nk, k, out),
 // the search of W rows at once (rows of 2·nk values, one after the other)
 // on the vector ops of one instruction set: VF and VI are W floats and W
@@ -107,8 +145,16 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 // column from there (the same values, so the same choices); GT(a, b) is
 // a > b lane by lane (false for NaN), UNORD(a) marks NaN, INF(a) marks ±∞,
 // BLEND(m, a, b) takes b where m is set and a elsewhere (BLENDI on ints),
-// MOR ors masks and BITS(m) is m as W bits. It returns the bits of the
-// rows it left to wm_retrieve_row (their choices unwritten).
+// MOR ors masks and BITS(m) is m as W bits. WRITE(pv, pc, si, nk, k, out,
+// ostride, write) writes the choices of the rows whose bits are set in
+// write (WM_RETRIEVE_WRITE defines a portable one). It returns the bits of
+// the rows it left to wm_retrieve_row (their choices unwritten).
+//
+// It also defines wm_retrieve_cols##SUFFIX(cols, nk, k, out, ostride,
+// lanes), the same search of W rows given already as columns (cols[(p·nk +
+// j)·W + l] is row l's key j of half p, as the transpose lays them out),
+// whose row l's choices go to out + l·ostride, for the first lanes rows
+// only: wm_retrieve_q (below) computes the similarities in that layout.
 //
 // Its wm_slots_insert##SUFFIX puts value nv (index ni) into the slots sv,
 // si (filled of k in use, sorted larger first, ties by lower index, every
@@ -118,7 +164,7 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 // that one on, so every comparison is with nv itself and the slots are
 // updated side by side rather than one after the other.
 #define WM_RETRIEVE_BLOCK(SUFFIX, ATTR, W, VF, VI, VM, ROWOFFS, GATHER, SET1I, ADD, GT, UNORD, INF, BLEND, BLENDI, \
-                          MZERO, MOR, BITS, STOREF, STOREI, TBUF, TRANSPOSE, LOADT)                              \
+                          MZERO, MOR, BITS, STOREF, STOREI, TBUF, TRANSPOSE, LOADT, WRITE)                       \
 	ATTR static inline __attribute__((always_inline)) void wm_slots_insert##SUFFIX(VF *sv, VI *si, VF nv, VI ni,  \
 	                                                                                int filled, int k) {       \
 		VM gt[WM_RETRIEVE_KMAX];                                                                                 \
@@ -137,22 +183,26 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 		}                                                                                                        \
 	}                                                                                                            \
 	ATTR static inline __attribute__((always_inline)) unsigned wm_retrieve_block_k##SUFFIX(                      \
-	    const float *sims, int nk, int k, wm_choice *out) {                                                      \
+	    const float *sims, const float *cols, int nk, int k, wm_choice *out, ptrdiff_t ostride, int lanes) {      \
 		const VI offs = ROWOFFS(2 * nk);                                                                         \
 		float tbuf[TBUF > 0 ? TBUF * W : 1] __attribute__((aligned(64)));                                        \
-		const int tr = TBUF > 0 && (2 * nk) % W == 0 && 2 * nk <= TBUF;                                          \
-		if (tr) TRANSPOSE(sims, 2 * nk, tbuf);                                                                   \
+		int tr = cols != NULL;                                                                                   \
+		if (!tr && TBUF > 0 && (2 * nk) % W == 0 && 2 * nk <= TBUF) {                                            \
+			TRANSPOSE(sims, 2 * nk, tbuf);                                                                       \
+			cols = tbuf;                                                                                         \
+			tr = 1;                                                                                              \
+		}                                                                                                        \
 		VF sv[2][WM_RETRIEVE_KMAX], pv[WM_RETRIEVE_KMAX];                                                        \
 		VI si[2][WM_RETRIEVE_KMAX], pc[WM_RETRIEVE_KMAX];                                                        \
 		VM bad = MZERO;                                                                                          \
 		_Pragma("GCC unroll 2") for (int p = 0; p < 2; p++) {                                                    \
 			_Pragma("GCC unroll 32") for (int j = 0; j < k; j++) {                                               \
-				const VF nv = tr ? LOADT(tbuf + (p * nk + j) * W) : GATHER(sims + p * nk + j, offs);            \
+				const VF nv = tr ? LOADT(cols + (p * nk + j) * W) : GATHER(sims + p * nk + j, offs);            \
 				bad = MOR(bad, UNORD(nv));                                                                       \
 				wm_slots_insert##SUFFIX(sv[p], si[p], nv, SET1I(j), j, k);                                       \
 			}                                                                                                    \
 			for (int j = k; j < nk; j++) {                                                                       \
-				const VF nv = tr ? LOADT(tbuf + (p * nk + j) * W) : GATHER(sims + p * nk + j, offs);            \
+				const VF nv = tr ? LOADT(cols + (p * nk + j) * W) : GATHER(sims + p * nk + j, offs);            \
 				bad = MOR(bad, UNORD(nv));                                                                       \
 				wm_slots_insert##SUFFIX(sv[p], si[p], nv, SET1I(j), k, k);                                       \
 			}                                                                                                    \
@@ -164,35 +214,113 @@ static void wm_retrieve_row(const float *sim, int nk, int k, wm_choice *out) {
 			_Pragma("GCC unroll 32") for (int j = 0; j < cols; j++, n++)                                         \
 				wm_slots_insert##SUFFIX(pv, pc, ADD(sv[0][i], sv[1][j]), SET1I(i << 8 | j), n < k ? n : k, k);   \
 		}                                                                                                        \
-		float vals[WM_RETRIEVE_KMAX][W];                                                                         \
-		int32_t keys[2][WM_RETRIEVE_KMAX][W], cands[WM_RETRIEVE_KMAX][W];                                        \
-		for (int q = 0; q < k; q++) {                                                                            \
-			STOREF(vals[q], pv[q]);                                                                              \
-			STOREI(cands[q], pc[q]);                                                                             \
-			STOREI(keys[0][q], si[0][q]);                                                                        \
-			STOREI(keys[1][q], si[1][q]);                                                                        \
-		}                                                                                                        \
 		const unsigned skip = BITS(bad);                                                                         \
-		for (int l = 0; l < W; l++) {                                                                            \
-			if (skip >> l & 1) continue;                                                                         \
-			wm_choice *o = out + l * k;                                                                          \
-			for (int q = 0; q < k; q++) {                                                                        \
-				const int c = cands[q][l];                                                                       \
-				const int ix = keys[0][c >> 8][l], iy = keys[1][c & 255][l];                                     \
-				o[q].e = (int64_t)ix * nk + iy;                                                                  \
-				o[q].ix = ix;                                                                                    \
-				o[q].iy = iy;                                                                                    \
-				o[q].s = (double)vals[q][l];                                                                     \
-			}                                                                                                    \
-		}                                                                                                        \
+		WRITE(pv, pc, si, nk, k, out, ostride, ~skip & ((1u << lanes) - 1));                                     \
 		return skip;                                                                                             \
 	}                                                                                                            \
 	ATTR static unsigned wm_retrieve_block##SUFFIX(const float *sims, int nk, int k, wm_choice *out) {           \
-		if (k == 8) return wm_retrieve_block_k##SUFFIX(sims, nk, 8, out);                                        \
-		return wm_retrieve_block_k##SUFFIX(sims, nk, k, out);                                                    \
+		if (k == 8) return wm_retrieve_block_k##SUFFIX(sims, NULL, nk, 8, out, 8, W);                            \
+		return wm_retrieve_block_k##SUFFIX(sims, NULL, nk, k, out, k, W);                                        \
+	}                                                                                                            \
+	ATTR static unsigned wm_retrieve_cols##SUFFIX(const float *cols, int nk, int k, wm_choice *out,             \
+	                                              ptrdiff_t ostride, int lanes) {                                \
+		if (k == 8) return wm_retrieve_block_k##SUFFIX(NULL, cols, nk, 8, out, ostride, lanes);                  \
+		return wm_retrieve_block_k##SUFFIX(NULL, cols, nk, k, out, ostride, lanes);                              \
 	}
 
 typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_choice *out);
+
+// The widest query row (2·heads·dret/2 values) wm_retrieve_q takes.
+#define WM_RETRIEVE_QMAX 512
+
+// WM_RETRIEVE_Q defines wm_retrieve_q##SUFFIX(q, m, qd, keys, heads, nk,
+// half, k, out): ops.keySims and ops.retrieve for m tokens together, W
+// tokens at a time, without writing the similarities out. The W tokens'
+// query rows (qd values each, qd a multiple of W and at most
+// WM_RETRIEVE_QMAX) are transposed (TRANSPOSE) so that each query value is
+// a vector of the W tokens; for each head and half, key j's similarity of
+// the W tokens is then Σ_i q[i] · keys[head][j][half][i] as fused
+// multiply-adds in i's order from zero (FMA(a, b, c) = a·b + c, one
+// rounding; TestRetrieveQueriesMatchGo), the same at both levels. That is
+// how OpenBLAS's small-matrix sgemm kernels (its SkylakeX family) form
+// keySims's products at the default sizes (32 keys and 32 values a half),
+// so there the similarities, and the choices, are keySims's to the bit;
+// at other sizes, or with another BLAS, they may differ from keySims's in
+// the last place, as two BLAS's sums do. They go, eight keys at a time,
+// into a buffer of 2·nk columns of W (at most WM_RETRIEVE_TBUF), which
+// wm_retrieve_cols searches in place; the head's choices of the W tokens
+// are heads·k choices apart in out. A row the vector search leaves (a NaN
+// or a non-finite top value) goes to wm_retrieve_row from its column.
+// Two blocks of W tokens go through the products together (block b's query
+// columns at tq + b·QMAX·W, its similarities' at t + b·TBUF·W), so that each
+// key value loaded serves both and sixteen sums are in flight. The last
+// tokens, fewer than 2·W, fill their lanes and leave the rest zero.
+// VF is W floats, LOADA/STOREA move them to and from 64-byte-aligned
+// memory, SET1 broadcasts a float, ZERO is W zeros.
+#define WM_RETRIEVE_Q(SUFFIX, ATTR, W, VF, LOADA, STOREA, FMA, SET1, ZERO, TRANSPOSE)                              \
+	ATTR static inline __attribute__((always_inline)) void wm_rq_keys##SUFFIX(const float *qc, const float *kp,    \
+	                                                                           int half, int J, float *t) {       \
+		VF a0[8], a1[8];                                                                                         \
+		_Pragma("GCC unroll 8") for (int jj = 0; jj < J; jj++) a0[jj] = a1[jj] = ZERO;                           \
+		for (int i = 0; i < half; i++) {                                                                         \
+			const VF v0 = LOADA(qc + (ptrdiff_t)i * W), v1 = LOADA(qc + (ptrdiff_t)(WM_RETRIEVE_QMAX + i) * W);  \
+			_Pragma("GCC unroll 8") for (int jj = 0; jj < J; jj++) {                                             \
+				const VF kv = SET1(kp[(ptrdiff_t)jj * 2 * half + i]);                                            \
+				a0[jj] = FMA(v0, kv, a0[jj]);                                                                    \
+				a1[jj] = FMA(v1, kv, a1[jj]);                                                                    \
+			}                                                                                                    \
+		}                                                                                                        \
+		_Pragma("GCC unroll 8") for (int jj = 0; jj < J; jj++) {                                                 \
+			STOREA(t + (ptrdiff_t)jj * W, a0[jj]);                                                               \
+			STOREA(t + (ptrdiff_t)(WM_RETRIEVE_TBUF + jj) * W, a1[jj]);                                          \
+		}                                                                                                        \
+	}                                                                                                            \
+	ATTR static void wm_retrieve_q##SUFFIX(const float *q, ptrdiff_t m, int qd, const float *keys, int heads,    \
+	                                       int nk, int half, int k, wm_choice *out) {                            \
+		float tq[2 * WM_RETRIEVE_QMAX * W] __attribute__((aligned(64)));                                         \
+		float t[2 * WM_RETRIEVE_TBUF * W] __attribute__((aligned(64)));                                          \
+		float row[WM_RETRIEVE_TBUF];                                                                             \
+		for (ptrdiff_t n0 = 0; n0 < m; n0 += 2 * W) {                                                            \
+			int lanes[2];                                                                                        \
+			for (int b = 0; b < 2; b++) {                                                                        \
+				const ptrdiff_t left = m - n0 - b * W;                                                           \
+				lanes[b] = left <= 0 ? 0 : left < W ? (int)left : W;                                             \
+				const float *qb = q + (n0 + b * W) * qd;                                                         \
+				float *tb = tq + (ptrdiff_t)b * WM_RETRIEVE_QMAX * W;                                            \
+				if (lanes[b] == W) {                                                                             \
+					TRANSPOSE(qb, qd, tb);                                                                       \
+				} else {                                                                                         \
+					for (int c = 0; c < qd; c++)                                                                 \
+						for (int l = 0; l < W; l++) tb[c * W + l] = l < lanes[b] ? qb[l * qd + c] : 0.0f;        \
+				}                                                                                                \
+			}                                                                                                    \
+			for (int hh = 0; hh < heads; hh++) {                                                                 \
+				for (int p = 0; p < 2; p++) {                                                                    \
+					const float *qc = tq + (ptrdiff_t)(p * heads + hh) * half * W;                               \
+					const float *kp = keys + ((ptrdiff_t)hh * nk * 2 + p) * half;                                \
+					float *tp = t + (ptrdiff_t)p * nk * W;                                                       \
+					int j = 0;                                                                                   \
+					for (; j + 8 <= nk; j += 8)                                                                  \
+						wm_rq_keys##SUFFIX(qc, kp + (ptrdiff_t)j * 2 * half, half, 8, tp + (ptrdiff_t)j * W);    \
+					for (; j < nk; j++)                                                                          \
+						wm_rq_keys##SUFFIX(qc, kp + (ptrdiff_t)j * 2 * half, half, 1, tp + (ptrdiff_t)j * W);    \
+				}                                                                                                \
+				for (int b = 0; b < 2 && lanes[b] > 0; b++) {                                                    \
+					const float *tb = t + (ptrdiff_t)b * WM_RETRIEVE_TBUF * W;                                   \
+					wm_choice *o = out + ((n0 + b * W) * heads + hh) * k;                                        \
+					const unsigned skip = wm_retrieve_cols##SUFFIX(tb, nk, k, o, (ptrdiff_t)heads * k, lanes[b]); \
+					for (int l = 0; l < lanes[b]; l++) {                                                         \
+						if (!(skip >> l & 1)) continue;                                                          \
+						for (int c = 0; c < 2 * nk; c++) row[c] = tb[c * W + l];                                 \
+						wm_retrieve_row(row, nk, k, o + (ptrdiff_t)l * heads * k);                               \
+					}                                                                                            \
+				}                                                                                                \
+			}                                                                                                    \
+		}                                                                                                        \
+	}
+
+typedef void (*wm_retrieve_q_fn)(const float *q, ptrdiff_t m, int qd, const float *keys, int heads, int nk,
+                                 int half, int k, wm_choice *out);
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
@@ -245,10 +373,56 @@ WM_R512_ATTR static inline __attribute__((always_inline)) void wm_r512_transpose
 // lanes), not by gathers: at AVX-512 a gather of 16 lanes took most of the
 // search's time.
 #define WM_RETRIEVE_TBUF 256
+// wm_r512_write_choices is wm_write_choices (WM_RETRIEVE_WRITE) for 16
+// rows in registers: each slot's keys are picked by compares (no stores and
+// loads through the stack), and each row's choice is assembled as the four
+// 8-byte fields side by side (e, ix, iy, s: two unpacks and a permute for
+// every two rows) and stored as one 32-byte write. The values are those of
+// the portable writer: e = ix·nk + iy, s the float32 sum widened.
+WM_R512_ATTR static inline __attribute__((always_inline)) void wm_r512_write_choices(
+    const __m512 *pv, const __m512i *pc, __m512i (*si)[WM_RETRIEVE_KMAX], int nk, int k, wm_choice *out,
+    ptrdiff_t ostride, unsigned write) {
+	const __m512i low8 = _mm512_set1_epi32(255), nkv = _mm512_set1_epi32(nk);
+	// Records 0 and 2 of eight (even lanes of the unpacks), then 4 and 6.
+	const __m512i rec02 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), rec46 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+	for (int q = 0; q < k; q++) {
+		const __m512i ci = _mm512_srli_epi32(pc[q], 8), cj = _mm512_and_si512(pc[q], low8);
+		__m512i ix = si[0][0], iy = si[1][0];
+		for (int i = 1; i < k; i++) {
+			const __m512i iv = _mm512_set1_epi32(i);
+			ix = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(ci, iv), ix, si[0][i]);
+			iy = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(cj, iv), iy, si[1][i]);
+		}
+		const __m512i e = _mm512_add_epi32(_mm512_mullo_epi32(ix, nkv), iy);
+		for (int h = 0; h < 2; h++) {
+			const unsigned w8 = write >> (8 * h) & 255;
+			if (w8 == 0) continue;
+			const __m512i E = _mm512_cvtepi32_epi64(h ? _mm512_extracti64x4_epi64(e, 1) : _mm512_castsi512_si256(e));
+			const __m512i X = _mm512_cvtepi32_epi64(h ? _mm512_extracti64x4_epi64(ix, 1) : _mm512_castsi512_si256(ix));
+			const __m512i Y = _mm512_cvtepi32_epi64(h ? _mm512_extracti64x4_epi64(iy, 1) : _mm512_castsi512_si256(iy));
+			const __m512i S = _mm512_castpd_si512(
+			    _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(pv[q], 1) : _mm512_castps512_ps256(pv[q])));
+			const __m512i ex0 = _mm512_unpacklo_epi64(E, X), ex1 = _mm512_unpackhi_epi64(E, X);
+			const __m512i ys0 = _mm512_unpacklo_epi64(Y, S), ys1 = _mm512_unpackhi_epi64(Y, S);
+			const __m512i r[4] = {_mm512_permutex2var_epi64(ex0, rec02, ys0), _mm512_permutex2var_epi64(ex1, rec02, ys1),
+			                      _mm512_permutex2var_epi64(ex0, rec46, ys0), _mm512_permutex2var_epi64(ex1, rec46, ys1)};
+			// r[0] holds rows 0 and 2, r[1] rows 1 and 3, r[2] rows 4 and 6,
+			// r[3] rows 5 and 7 (of this half), low 32 bytes first.
+			for (int l = 0; l < 8; l++) {
+				if (!(w8 >> l & 1)) continue;
+				const __m512i rr = r[(l >> 2) * 2 + (l & 1)];
+				const __m256i rec = (l >> 1 & 1) ? _mm512_extracti64x4_epi64(rr, 1) : _mm512_castsi512_si256(rr);
+				_mm256_storeu_si256((__m256i *)(out + (8 * h + l) * ostride + q), rec);
+			}
+		}
+	}
+}
 WM_RETRIEVE_BLOCK(_avx512, WM_R512_ATTR, 16, __m512, __m512i, __mmask16, WM_R512_ROWOFFS, WM_R512_GATHER,
                   _mm512_set1_epi32, _mm512_add_ps, WM_R512_GT, WM_R512_UNORD, WM_R512_INF, _mm512_mask_blend_ps,
                   _mm512_mask_blend_epi32, (__mmask16)0, WM_R512_MOR, (unsigned), _mm512_storeu_ps,
-                  WM_R512_STOREI, WM_RETRIEVE_TBUF, wm_r512_transpose, _mm512_load_ps)
+                  WM_R512_STOREI, WM_RETRIEVE_TBUF, wm_r512_transpose, _mm512_load_ps, wm_r512_write_choices)
+WM_RETRIEVE_Q(_avx512, WM_R512_ATTR, 16, __m512, _mm512_load_ps, _mm512_store_ps, _mm512_fmadd_ps, _mm512_set1_ps,
+              _mm512_setzero_ps(), wm_r512_transpose)
 
 #define WM_R256_ATTR __attribute__((target("avx2,fma")))
 #define WM_R256_ROWOFFS(stride) _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32(stride))
@@ -285,17 +459,24 @@ WM_R256_ATTR static inline __attribute__((always_inline)) void wm_r256_transpose
 		}
 	}
 }
+WM_RETRIEVE_WRITE(_avx2, WM_R256_ATTR, 8, __m256, __m256i, _mm256_storeu_ps, WM_R256_STOREI)
 WM_RETRIEVE_BLOCK(_avx2, WM_R256_ATTR, 8, __m256, __m256i, __m256, WM_R256_ROWOFFS, WM_R256_GATHER,
                   _mm256_set1_epi32, _mm256_add_ps, WM_R256_GT, WM_R256_UNORD, WM_R256_INF, WM_R256_BLEND,
                   WM_R256_BLENDI, _mm256_setzero_ps(), _mm256_or_ps, WM_R256_BITS, _mm256_storeu_ps, WM_R256_STOREI,
-                  WM_RETRIEVE_TBUF, wm_r256_transpose, _mm256_load_ps)
+                  WM_RETRIEVE_TBUF, wm_r256_transpose, _mm256_load_ps, wm_write_choices_avx2)
+WM_RETRIEVE_Q(_avx2, WM_R256_ATTR, 8, __m256, _mm256_load_ps, _mm256_store_ps, _mm256_fmadd_ps, _mm256_set1_ps,
+              _mm256_setzero_ps(), wm_r256_transpose)
 
 #else
 #define wm_retrieve_block_avx512 NULL
 #define wm_retrieve_block_avx2 NULL
+#define wm_retrieve_q_avx512 NULL
+#define wm_retrieve_q_avx2 NULL
+#define WM_RETRIEVE_TBUF 0
 #endif
 
 static wm_retrieve_block_fn wm_retrieve_block = NULL;
+static wm_retrieve_q_fn wm_retrieve_q = NULL;
 static int wm_retrieve_lanes = 1;
 
 // wm_retrieve_set_level selects the block search of the best level the CPU
@@ -304,6 +485,7 @@ static int wm_retrieve_set_level(int most) {
 	int l = wm_cpu_level(1);
 	if (l > most) l = most;
 	wm_retrieve_block = l == 2 ? wm_retrieve_block_avx512 : l == 1 ? wm_retrieve_block_avx2 : NULL;
+	wm_retrieve_q = l == 2 ? wm_retrieve_q_avx512 : l == 1 ? wm_retrieve_q_avx2 : NULL;
 	wm_retrieve_lanes = l == 2 ? 16 : l == 1 ? 8 : 1;
 	return l;
 }
@@ -321,6 +503,17 @@ static void wm_retrieve(const float *sims, ptrdiff_t m, int nk, int k, wm_choice
 		}
 	}
 	for (; r < m; r++) wm_retrieve_row(sims + r * 2 * nk, nk, k, out + r * k);
+}
+
+// wm_retrieve_queries runs wm_retrieve_q of the level set for m tokens of
+// q; wm_retrieve_queries_ok says whether there is one for these sizes.
+static int wm_retrieve_queries_ok(int qd, int nk) {
+	return wm_retrieve_q != NULL && qd % wm_retrieve_lanes == 0 && qd <= WM_RETRIEVE_QMAX &&
+	       2 * nk <= WM_RETRIEVE_TBUF;
+}
+static void wm_retrieve_queries(const float *q, ptrdiff_t m, int qd, const float *keys, int heads, int nk, int half,
+                                int k, wm_choice *out) {
+	wm_retrieve_q(q, m, qd, keys, heads, nk, half, k, out);
 }
 */
 import "C"
@@ -356,4 +549,34 @@ func retrieveRows32(k cdmoeKernel, sims []float32, lo, hi int, out []expertChoic
 	C.wm_retrieve(f32p(sims[lo*2*k.nk:]), C.ptrdiff_t(hi-lo), C.int(k.nk), C.int(k.topk),
 		(*C.wm_choice)(unsafe.Pointer(&out[lo*k.topk])))
 	return true
+}
+
+// retrieveQueriesOK says whether retrieveQueries32 runs for k's sizes in
+// C: float32 queries, the AVX2 or AVX-512 level, top_k within the C
+// search's limit, query rows of a multiple of the vector's lanes and at
+// most 512 values, and at most 128 keys a half.
+func retrieveQueriesOK(k cdmoeKernel) bool {
+	return strconv.IntSize == 64 && k.topk >= 1 && k.topk <= C.WM_RETRIEVE_KMAX && k.nk >= k.topk &&
+		C.wm_retrieve_queries_ok(C.int(k.qdim()), C.int(k.nk)) != 0
+}
+
+// retrieveQueries32 is keySims and retrieve together for tokens [lo, hi)
+// of the queries q (rows of k.qdim()) and keys, into out[lo·heads·k :
+// hi·heads·k], in C, without the similarities written out (see
+// WM_RETRIEVE_Q): they are formed W tokens at a time and searched while in
+// the first-level cache. They are still matrix products (keySims's:
+// 2·heads of [tokens, half]·[half, nk]), and countFusedProducts counts them
+// as such, so that a step's matrix-product ceiling does not change with
+// where they run. The caller checks retrieveQueriesOK first.
+func retrieveQueries32(k cdmoeKernel, q, keys []float32, lo, hi int, out []expertChoice) {
+	if hi <= lo {
+		return
+	}
+	qd, nc := k.qdim(), k.heads*k.topk
+	countFusedProducts(GemmShape{M: hi - lo, N: k.nk, K: k.half, LDA: qd, LDB: k.nk, LDC: k.heads * 2 * k.nk}, 2*k.heads)
+	// The bounds the C loop relies on, checked here so that a bad slice
+	// panics in Go.
+	_, _, _ = q[hi*qd-1], keys[k.heads*k.nk*2*k.half-1], out[hi*nc-1]
+	C.wm_retrieve_queries(f32p(q[lo*qd:]), C.ptrdiff_t(hi-lo), C.int(qd), f32p(keys), C.int(k.heads), C.int(k.nk),
+		C.int(k.half), C.int(k.topk), (*C.wm_choice)(unsafe.Pointer(&out[lo*nc])))
 }

@@ -5,6 +5,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"testing"
 )
@@ -107,6 +108,165 @@ func BenchmarkRetrieveRows(b *testing.B) {
 					retrieveRows32(k, sims, 0, min(rows, b.N-i), out)
 				}
 			})
+		}
+	}
+}
+
+// The C search of queries (retrieveQueries32) picks what retrieve picks
+// from similarities formed as WM_RETRIEVE_Q defines them (fma32 chains in
+// the index order, from zero), to the bit: queries and keys of normal
+// values, of few levels (many ties), keys all zero (their
+// initialisation), NaN and infinities among the queries; token counts
+// that leave a partial vector, any first token, heads and halves of
+// several sizes, at each vector level. Sizes the C search does not take
+// are declined.
+func TestRetrieveQueriesMatchGo(t *testing.T) {
+	defer setKernelLevel(levelAVX512)
+	for _, level := range []int{levelAVX512, levelAVX2} {
+		if got := retrieveLevel(level); got != level {
+			t.Logf("level %d: the CPU runs level %d at most", level, got)
+			continue
+		}
+		lanes := map[int]int{levelAVX512: 16, levelAVX2: 8}[level]
+		r := rand.New(rand.NewSource(int64(29 + level)))
+		for trial := 0; trial < 300; trial++ {
+			k := cdmoeKernel{heads: 1 + r.Intn(5), nk: 1 + r.Intn(70)}
+			k.half = lanes * (1 + r.Intn(4)) / 2 // 2·heads·half a multiple of the lanes
+			k.topk = 1 + r.Intn(min(k.nk, 32))
+			if trial%3 == 0 && k.nk >= 8 {
+				k.topk = 8
+			}
+			m := 1 + r.Intn(70)
+			if trial == 0 {
+				k, m = cdmoeKernel{heads: 4, nk: 32, half: 32, topk: 8}, 300 // the defaults
+			}
+			qd := k.qdim()
+			q, keys := make([]float32, m*qd), make([]float32, k.heads*k.nk*2*k.half)
+			kind := r.Intn(4)
+			levels := 1 + r.Intn(4)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+				if kind == 1 {
+					q[i] = float32(r.Intn(levels)) / 2
+				}
+				if kind == 3 && r.Intn(200) == 0 {
+					q[i] = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[r.Intn(3)]
+				}
+			}
+			for i := range keys {
+				switch kind {
+				case 0, 3:
+					keys[i] = float32(r.NormFloat64())
+				case 1:
+					keys[i] = float32(r.Intn(levels)) / 4
+				} // kind 2: zeros
+			}
+			if !retrieveQueriesOK(k) {
+				t.Fatalf("level %d: %+v declined", level, k)
+			}
+			nc := k.heads * k.topk
+			got, want := make([]expertChoice, m*nc), make([]expertChoice, m*nc)
+			lo := r.Intn(min(m, 3))
+			retrieveQueries32(k, q, keys, lo, m, got)
+			sims := fmaKeySims(k, q, keys, m)
+			b := newRetrieveBufs[float32](k)
+			for row := lo * k.heads; row < m*k.heads; row++ {
+				retrieve(k, sims[row*2*k.nk:], &b, want[row*k.topk:(row+1)*k.topk])
+			}
+			for i := range want {
+				g, w := got[i], want[i]
+				if g.e != w.e || g.ix != w.ix || g.iy != w.iy || math.Float64bits(g.s) != math.Float64bits(w.s) {
+					row := i / k.topk
+					t.Fatalf("level %d, heads %d nk %d half %d k %d, tokens [%d,%d) (kind %d): token %d head %d choice %d = %+v, want %+v",
+						level, k.heads, k.nk, k.half, k.topk, lo, m, kind, row/k.heads, row%k.heads, i%k.topk, g, w)
+				}
+			}
+		}
+		for _, k := range []cdmoeKernel{
+			{heads: 4, nk: 32, half: 32, topk: 33},         // k above the search's limit
+			{heads: 4, nk: 129, half: 32, topk: 8},         // halves longer than the column buffer
+			{heads: 3, nk: 32, half: 96, topk: 8},          // query rows longer than 512
+			{heads: 1, nk: 32, half: lanes/2 + 1, topk: 8}, // query rows not a multiple of the lanes
+		} {
+			if retrieveQueriesOK(k) {
+				t.Errorf("level %d: heads %d nk %d half %d k %d was not declined", level, k.heads, k.nk, k.half, k.topk)
+			}
+		}
+	}
+	retrieveLevel(levelSSE2)
+	if retrieveQueriesOK(cdmoeKernel{heads: 4, nk: 32, half: 32, topk: 8}) {
+		t.Error("the portable level has no vector search of queries, but it was not declined")
+	}
+}
+
+// fmaKeySims is keySims's similarities as WM_RETRIEVE_Q forms them: each
+// the float32 fused multiply-add chain over the query half's values in
+// order, from zero.
+func fmaKeySims(k cdmoeKernel, q, keys []float32, N int) []float32 {
+	sims := make([]float32, N*k.heads*2*k.nk)
+	for n := 0; n < N; n++ {
+		for hh := 0; hh < k.heads; hh++ {
+			for p := 0; p < 2; p++ {
+				qh := q[n*k.qdim()+(p*k.heads+hh)*k.half:]
+				for j := 0; j < k.nk; j++ {
+					kj := keys[((hh*k.nk+j)*2+p)*k.half:]
+					var acc float32
+					for i := 0; i < k.half; i++ {
+						acc = fma32(qh[i], kj[i], acc)
+					}
+					sims[((n*k.heads+hh)*2+p)*k.nk+j] = acc
+				}
+			}
+		}
+	}
+	return sims
+}
+
+// fma32 is a·b + c rounded once to float32. The product is exact in
+// float64; the sum is taken in float64 rounded to odd (its last bit set
+// when it is inexact), from which one rounding to float32 is the correct
+// one (Boldo and Melquiond, "When double rounding is odd", 2005).
+func fma32(a, b, c float32) float32 {
+	p, cf := float64(a)*float64(b), float64(c)
+	s := p + cf
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float32(s)
+	}
+	v := s - p
+	e := (p - (s - v)) + (cf - v) // s + e = p + c exactly (TwoSum)
+	if e != 0 && math.Float64bits(s)&1 == 0 {
+		s = math.Nextafter(s, math.Copysign(math.Inf(1), e))
+	}
+	return float32(s)
+}
+
+// fma32, the reference of TestRetrieveQueriesMatchGo, rounds a·b + c once:
+// it agrees with the exact value rounded by math/big on random operands
+// and on sums that round twice in float64 and then in float32.
+func TestFma32IsOneRounding(t *testing.T) {
+	exact := func(a, b, c float32) float32 {
+		x := new(big.Float).SetPrec(300).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetPrec(300).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetPrec(300).SetFloat64(float64(c)))
+		f, _ := x.Float32()
+		return f
+	}
+	r := rand.New(rand.NewSource(3))
+	// (1 + 2⁻¹²)(1 − 4095·2⁻²⁴) = 1 + 2⁻³⁶, and 2²⁴ + 1 + 2⁻³⁶ rounds in
+	// float64 to 2²⁴ + 1, a tie in float32 that goes to 2²⁴, while the
+	// exact sum is above the tie and rounds to 2²⁴ + 2.
+	a, b := float32(1+1.0/(1<<12)), float32(1-4095.0/(1<<24))
+	cases := [][3]float32{{a, b, 1 << 24}, {-a, b, -(1 << 24)}}
+	for i := 0; i < 20000; i++ {
+		a, b, c := float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+		if i%2 == 0 { // c near -a·b: the sum cancels
+			c = -float32(float64(a) * float64(b))
+		}
+		cases = append(cases, [3]float32{a, b, c})
+	}
+	for _, c := range cases {
+		if got, want := fma32(c[0], c[1], c[2]), exact(c[0], c[1], c[2]); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", c[0], c[1], c[2], got, want)
 		}
 	}
 }
