@@ -37,6 +37,12 @@ func cdmoeExpertsC(cdmoeRangeBufs) bool { return false }
 // and CDMoE runs retrieve.
 func retrieveRows32(cdmoeKernel, []float32, int, int, []expertChoice) bool { return false }
 
+// innerFuncRowsC has no C loop in the pure-Go build: it reports false and
+// the inner-function value runs innerFuncRowsGo.
+func innerFuncRowsC(innerFuncKernel, []float32, []float32, []float32, []float32, int, int) bool {
+	return false
+}
+
 // retrieveQueriesOK is false in the pure-Go build: CDMoE forms the
 // similarities with keySims and searches them with retrieve.
 func retrieveQueriesOK(cdmoeKernel) bool { return false }

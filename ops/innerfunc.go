@@ -72,34 +72,23 @@ func innerFuncRun[T floats](k innerFuncKernel, in [][]T, y, g []T, d [][]T) {
 	sim := scratch[T](N * k.nv)
 	defer releaseScratch(sim)
 	parallelGemm(false, true, N, k.nv, k.dret, 1, q, k.dret, Kv, k.dret, 0, sim, k.nv)
+	if y != nil {
+		parallelRanges(N, func(_, lo, hi int) {
+			if !innerFuncRowsFloat32(k, x, sim, E, y, lo, hi) {
+				innerFuncRowsGo(k, x, sim, E, y, lo, hi)
+			}
+		})
+		return
+	}
 	dEparts := make([][]T, workerCount(N))
 	parallelRanges(N, func(w, lo, hi int) {
 		idx := make([]int, k.k)
 		sum := make([]T, k.dm)
-		var dE []T
-		if g != nil {
-			dE = scratch[T](k.nv * k.dm)
-			dEparts[w] = dE
-		}
+		dE := scratch[T](k.nv * k.dm)
+		dEparts[w] = dE
 		for n := lo; n < hi; n++ {
-			// 2. the k best inner values, summed
-			topK(idx, sim[n*k.nv:(n+1)*k.nv], k.k)
-			for j := range sum {
-				sum[j] = 0
-			}
-			for _, i := range idx {
-				for j, e := range E[i*k.dm : (i+1)*k.dm] {
-					sum[j] += e
-				}
-			}
+			innerFuncSum(k, sim[n*k.nv:(n+1)*k.nv], E, idx, sum)
 			xr := x[n*k.dm : (n+1)*k.dm]
-			if y != nil {
-				// 3. V = x ⊙ Σ E[idx]
-				for j, v := range sum {
-					y[n*k.dm+j] = xr[j] * v
-				}
-				continue
-			}
 			gr, dx := g[n*k.dm:(n+1)*k.dm], d[0][n*k.dm:(n+1)*k.dm]
 			for j, v := range sum {
 				dx[j] = gr[j] * v
@@ -111,12 +100,49 @@ func innerFuncRun[T floats](k innerFuncKernel, in [][]T, y, g []T, d [][]T) {
 			}
 		}
 	})
-	if g != nil {
-		for _, part := range dEparts {
-			for j, v := range part {
-				d[3][j] += v
-			}
-			releaseScratch(part)
+	for _, part := range dEparts {
+		for j, v := range part {
+			d[3][j] += v
+		}
+		releaseScratch(part)
+	}
+}
+
+// innerFuncSum is step 2 for one token of scores sim: the k best inner
+// values (topK into idx), their rows of E summed from zero in idx's order
+// into sum.
+func innerFuncSum[T floats](k innerFuncKernel, sim, E []T, idx []int, sum []T) {
+	topK(idx, sim, k.k)
+	for j := range sum {
+		sum[j] = 0
+	}
+	for _, i := range idx {
+		for j, e := range E[i*k.dm : (i+1)*k.dm] {
+			sum[j] += e
 		}
 	}
+}
+
+// innerFuncRowsGo is steps 2–3 of the forward for tokens [lo, hi): V = x ⊙
+// Σ E[idx] into y.
+func innerFuncRowsGo[T floats](k innerFuncKernel, x, sim, E, y []T, lo, hi int) {
+	idx := make([]int, k.k)
+	sum := make([]T, k.dm)
+	for n := lo; n < hi; n++ {
+		innerFuncSum(k, sim[n*k.nv:(n+1)*k.nv], E, idx, sum)
+		xr, yr := x[n*k.dm:(n+1)*k.dm], y[n*k.dm:(n+1)*k.dm]
+		for j, v := range sum {
+			yr[j] = xr[j] * v
+		}
+	}
+}
+
+// innerFuncRowsFloat32 runs innerFuncRowsGo's work in C (innerFuncRowsC)
+// for float32 where the build has it, and reports whether it ran.
+func innerFuncRowsFloat32[T floats](k innerFuncKernel, x, sim, E, y []T, lo, hi int) bool {
+	x32, ok := any(x).([]float32)
+	if !ok {
+		return false
+	}
+	return innerFuncRowsC(k, x32, any(sim).([]float32), any(E).([]float32), any(y).([]float32), lo, hi)
 }

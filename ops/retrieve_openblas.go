@@ -26,6 +26,10 @@ package ops
 // the search reads (wm_retrieve_q): written out for all tokens, they were
 // 2 MiB a layer at d_model 64 and seq_len 256 × batch 8, written by 64
 // narrow products and read back from beyond the core's caches.
+//
+// The inner-function value's forward (InnerFuncValue: each token's top-k of
+// its scores and the sum of their values) runs here too, in
+// wm_inner_func_rows, as it needs the same top-k.
 
 /*
 #cgo CFLAGS: -O3
@@ -505,6 +509,67 @@ static void wm_retrieve(const float *sims, ptrdiff_t m, int nk, int k, wm_choice
 	for (; r < m; r++) wm_retrieve_row(sims + r * 2 * nk, nk, k, out + r * k);
 }
 
+// wm_top1 is wm_topk_insert for k = 1 (listing 7's default): the index of
+// the first largest of s[0..n), where a NaN never replaces a value and a
+// NaN at s[0] stays (nothing is larger than it). On x86 the largest of the
+// values that are not NaN comes from vector maxima (MAXPS(v, m) keeps m
+// where v is NaN; GCC on x86), then the first index holding it (−0 and +0 equal, as in
+// the insertion's compares).
+static inline int wm_top1(const float *s, int n) {
+	if (isnan(s[0])) return 0;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+	__m128 m4 = _mm_set1_ps(-INFINITY);
+	int i = 0;
+	for (; i + 4 <= n; i += 4) m4 = _mm_max_ps(_mm_loadu_ps(s + i), m4);
+	float mv[4];
+	_mm_storeu_ps(mv, m4);
+	float m = mv[0];
+	for (int l = 1; l < 4; l++) m = mv[l] > m ? mv[l] : m;
+	for (; i < n; i++) m = s[i] > m ? s[i] : m;
+	const __m128 want = _mm_set1_ps(m);
+	for (i = 0; i + 4 <= n; i += 4) {
+		const int hit = _mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(s + i), want));
+		if (hit) return i + __builtin_ctz(hit);
+	}
+	for (; i < n; i++)
+		if (s[i] == m) return i;
+	return 0; // not reached: s[0] is not NaN, so some value equals m
+#else
+	int idx;
+	wm_topk_insert(&idx, s, n, 1);
+	return idx;
+#endif
+}
+
+// wm_inner_func_rows is ops.innerFuncRowsGo (the inner-function value's
+// forward, Wonderful Matrices eq. 3) for m tokens: each token's k best of
+// its nv scores (wm_topk_insert, topK's order), their rows of E summed from
+// zero in that order, times x, into y, by blocks of up to 256 values of a
+// row. The operations and their order are Go's, one float32 add or
+// multiply each, so the values are its bits (TestInnerFuncRowsMatchGo).
+static void wm_inner_func_rows(const float *x, const float *sim, const float *E, float *y, ptrdiff_t m, int dm,
+                               int nv, int k) {
+	int idx[WM_RETRIEVE_KMAX];
+	float sum[256];
+	for (ptrdiff_t n = 0; n < m; n++) {
+		if (k == 1)
+			idx[0] = wm_top1(sim + n * nv, nv);
+		else
+			wm_topk_insert(idx, sim + n * nv, nv, k);
+		const float *xr = x + n * dm;
+		float *yr = y + n * dm;
+		for (int j0 = 0; j0 < dm; j0 += 256) {
+			const int w = dm - j0 < 256 ? dm - j0 : 256;
+			for (int j = 0; j < w; j++) sum[j] = 0.0f;
+			for (int q = 0; q < k; q++) {
+				const float *e = E + (ptrdiff_t)idx[q] * dm + j0;
+				for (int j = 0; j < w; j++) sum[j] += e[j];
+			}
+			for (int j = 0; j < w; j++) yr[j0 + j] = xr[j0 + j] * sum[j];
+		}
+	}
+}
+
 // wm_retrieve_queries runs wm_retrieve_q of the level set for m tokens of
 // q; wm_retrieve_queries_ok says whether there is one for these sizes.
 static int wm_retrieve_queries_ok(int qd, int nk) {
@@ -579,4 +644,22 @@ func retrieveQueries32(k cdmoeKernel, q, keys []float32, lo, hi int, out []exper
 	_, _, _ = q[hi*qd-1], keys[k.heads*k.nk*2*k.half-1], out[hi*nc-1]
 	C.wm_retrieve_queries(f32p(q[lo*qd:]), C.ptrdiff_t(hi-lo), C.int(qd), f32p(keys), C.int(k.heads), C.int(k.nk),
 		C.int(k.half), C.int(k.topk), (*C.wm_choice)(unsafe.Pointer(&out[lo*nc])))
+}
+
+// innerFuncRowsC is innerFuncRowsGo for float32 tokens [lo, hi) in C
+// (wm_inner_func_rows), one call for the range; it reports false, having
+// done nothing, for k above the C top-k's limit or ints of another size.
+func innerFuncRowsC(k innerFuncKernel, x, sim, E, y []float32, lo, hi int) bool {
+	if strconv.IntSize != 64 || k.k < 1 || k.k > C.WM_RETRIEVE_KMAX || k.k > k.nv {
+		return false
+	}
+	if hi <= lo {
+		return true
+	}
+	// The bounds the C loop relies on, checked here so that a bad slice
+	// panics in Go.
+	_, _, _, _ = x[hi*k.dm-1], sim[hi*k.nv-1], E[k.nv*k.dm-1], y[hi*k.dm-1]
+	C.wm_inner_func_rows(f32p(x[lo*k.dm:]), f32p(sim[lo*k.nv:]), f32p(E), f32p(y[lo*k.dm:]), C.ptrdiff_t(hi-lo),
+		C.int(k.dm), C.int(k.nv), C.int(k.k))
+	return true
 }

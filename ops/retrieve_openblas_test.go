@@ -270,3 +270,83 @@ func TestFma32IsOneRounding(t *testing.T) {
 		}
 	}
 }
+
+// The inner-function value's forward rows in C (innerFuncRowsC) are
+// innerFuncRowsGo's to the bit (a NaN as any NaN): scores of normal values,
+// of many ties, with NaN and infinities; E and x with −0, NaN and
+// infinities; k from 1 to its
+// limit; rows wider than the C loop's blocks of 256; any first token. A k
+// above the limit is declined.
+func TestInnerFuncRowsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewSource(41))
+	special := []float32{float32(math.Copysign(0, -1)), 0, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for trial := 0; trial < 300; trial++ {
+		k := innerFuncKernel{dm: 1 + r.Intn(80), nv: 1 + r.Intn(90)}
+		if trial%5 == 0 {
+			k.dm = 250 + r.Intn(300)
+		}
+		k.k = 1 + r.Intn(min(k.nv, 32))
+		if trial%3 == 0 {
+			k.k = 1 // the default
+		}
+		m := 1 + r.Intn(40)
+		x, sim, E := make([]float32, m*k.dm), make([]float32, m*k.nv), make([]float32, k.nv*k.dm)
+		levels := 1 + r.Intn(4)
+		kind := r.Intn(3)
+		fill := func(v []float32, ties bool) {
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+				if ties {
+					v[i] = float32(r.Intn(levels)) / 2
+				}
+				if kind == 2 && r.Intn(20) == 0 {
+					v[i] = special[r.Intn(len(special))]
+				}
+			}
+		}
+		fill(x, false)
+		fill(sim, kind == 1)
+		fill(E, false)
+		got, want := make([]float32, m*k.dm), make([]float32, m*k.dm)
+		lo := r.Intn(min(m, 3))
+		if !innerFuncRowsC(k, x, sim, E, got, lo, m) {
+			t.Fatalf("dm %d nv %d k %d declined", k.dm, k.nv, k.k)
+		}
+		innerFuncRowsGo(k, x, sim, E, want, lo, m)
+		for i := range want {
+			bothNaN := got[i] != got[i] && want[i] != want[i] // a NaN's payload follows the operands' order
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !bothNaN {
+				t.Fatalf("dm %d nv %d k %d, tokens [%d,%d) (kind %d): y[%d][%d] = %g, want %g",
+					k.dm, k.nv, k.k, lo, m, kind, i/k.dm, i%k.dm, got[i], want[i])
+			}
+		}
+	}
+	if innerFuncRowsC(innerFuncKernel{dm: 8, nv: 40, k: 33}, make([]float32, 8), make([]float32, 40), make([]float32, 320), make([]float32, 8), 0, 1) {
+		t.Error("k = 33, above the C top-k's limit, was not declined")
+	}
+}
+
+// BenchmarkInnerFuncRows times the inner-function value's forward rows
+// (top-k of the scores, the values summed, times x) of 2048 tokens at
+// listing 7's sizes (64 values, d_model 64, k 1), in Go and in C.
+func BenchmarkInnerFuncRows(b *testing.B) {
+	k := innerFuncKernel{dm: 64, nv: 64, k: 1}
+	const m = 2048
+	r := rand.New(rand.NewSource(1))
+	x, sim, E, y := make([]float32, m*k.dm), make([]float32, m*k.nv), make([]float32, k.nv*k.dm), make([]float32, m*k.dm)
+	for _, v := range [][]float32{x, sim, E} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	b.Run("go", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			innerFuncRowsGo(k, x, sim, E, y, 0, m)
+		}
+	})
+	b.Run("c", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			innerFuncRowsC(k, x, sim, E, y, 0, m)
+		}
+	})
+}
