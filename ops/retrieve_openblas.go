@@ -256,18 +256,19 @@ typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_ch
 // are heads·k choices apart in out. A row the vector search leaves (a NaN
 // or a non-finite top value) goes to wm_retrieve_row from its column.
 // Two blocks of W tokens go through the products together (block b's query
-// columns at tq + b·QMAX·W, its similarities' at t + b·TBUF·W), so that each
-// key value loaded serves both and sixteen sums are in flight. The last
+// columns at tq + b·qd·W, its similarities' at t + b·2·nk·W, both on the
+// stack, 40 KiB at the defaults with W = 16), so that each key value loaded
+// serves both and sixteen sums are in flight. The last
 // tokens, fewer than 2·W, fill their lanes and leave the rest zero.
 // VF is W floats, LOADA/STOREA move them to and from 64-byte-aligned
 // memory, SET1 broadcasts a float, ZERO is W zeros.
 #define WM_RETRIEVE_Q(SUFFIX, ATTR, W, VF, LOADA, STOREA, FMA, SET1, ZERO, TRANSPOSE)                              \
-	ATTR static inline __attribute__((always_inline)) void wm_rq_keys##SUFFIX(const float *qc, const float *kp,    \
-	                                                                           int half, int J, float *t) {       \
+	ATTR static inline __attribute__((always_inline)) void wm_rq_keys##SUFFIX(                                    \
+	    const float *qc, ptrdiff_t qs, const float *kp, int half, int J, float *t, ptrdiff_t ts) {               \
 		VF a0[8], a1[8];                                                                                         \
 		_Pragma("GCC unroll 8") for (int jj = 0; jj < J; jj++) a0[jj] = a1[jj] = ZERO;                           \
 		for (int i = 0; i < half; i++) {                                                                         \
-			const VF v0 = LOADA(qc + (ptrdiff_t)i * W), v1 = LOADA(qc + (ptrdiff_t)(WM_RETRIEVE_QMAX + i) * W);  \
+			const VF v0 = LOADA(qc + (ptrdiff_t)i * W), v1 = LOADA(qc + qs + (ptrdiff_t)i * W);                  \
 			_Pragma("GCC unroll 8") for (int jj = 0; jj < J; jj++) {                                             \
 				const VF kv = SET1(kp[(ptrdiff_t)jj * 2 * half + i]);                                            \
 				a0[jj] = FMA(v0, kv, a0[jj]);                                                                    \
@@ -276,13 +277,14 @@ typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_ch
 		}                                                                                                        \
 		_Pragma("GCC unroll 8") for (int jj = 0; jj < J; jj++) {                                                 \
 			STOREA(t + (ptrdiff_t)jj * W, a0[jj]);                                                               \
-			STOREA(t + (ptrdiff_t)(WM_RETRIEVE_TBUF + jj) * W, a1[jj]);                                          \
+			STOREA(t + ts + (ptrdiff_t)jj * W, a1[jj]);                                                          \
 		}                                                                                                        \
 	}                                                                                                            \
 	ATTR static void wm_retrieve_q##SUFFIX(const float *q, ptrdiff_t m, int qd, const float *keys, int heads,    \
 	                                       int nk, int half, int k, wm_choice *out) {                            \
-		float tq[2 * WM_RETRIEVE_QMAX * W] __attribute__((aligned(64)));                                         \
-		float t[2 * WM_RETRIEVE_TBUF * W] __attribute__((aligned(64)));                                          \
+		const ptrdiff_t qs = (ptrdiff_t)qd * W, ts = (ptrdiff_t)2 * nk * W;                                      \
+		float tq[2 * qs] __attribute__((aligned(64)));                                                           \
+		float t[2 * ts] __attribute__((aligned(64)));                                                            \
 		float row[WM_RETRIEVE_TBUF];                                                                             \
 		for (ptrdiff_t n0 = 0; n0 < m; n0 += 2 * W) {                                                            \
 			int lanes[2];                                                                                        \
@@ -290,7 +292,7 @@ typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_ch
 				const ptrdiff_t left = m - n0 - b * W;                                                           \
 				lanes[b] = left <= 0 ? 0 : left < W ? (int)left : W;                                             \
 				const float *qb = q + (n0 + b * W) * qd;                                                         \
-				float *tb = tq + (ptrdiff_t)b * WM_RETRIEVE_QMAX * W;                                            \
+				float *tb = tq + b * qs;                                                                         \
 				if (lanes[b] == W) {                                                                             \
 					TRANSPOSE(qb, qd, tb);                                                                       \
 				} else {                                                                                         \
@@ -305,12 +307,12 @@ typedef unsigned (*wm_retrieve_block_fn)(const float *sims, int nk, int k, wm_ch
 					float *tp = t + (ptrdiff_t)p * nk * W;                                                       \
 					int j = 0;                                                                                   \
 					for (; j + 8 <= nk; j += 8)                                                                  \
-						wm_rq_keys##SUFFIX(qc, kp + (ptrdiff_t)j * 2 * half, half, 8, tp + (ptrdiff_t)j * W);    \
+						wm_rq_keys##SUFFIX(qc, qs, kp + (ptrdiff_t)j * 2 * half, half, 8, tp + (ptrdiff_t)j * W, ts); \
 					for (; j < nk; j++)                                                                          \
-						wm_rq_keys##SUFFIX(qc, kp + (ptrdiff_t)j * 2 * half, half, 1, tp + (ptrdiff_t)j * W);    \
+						wm_rq_keys##SUFFIX(qc, qs, kp + (ptrdiff_t)j * 2 * half, half, 1, tp + (ptrdiff_t)j * W, ts); \
 				}                                                                                                \
 				for (int b = 0; b < 2 && lanes[b] > 0; b++) {                                                    \
-					const float *tb = t + (ptrdiff_t)b * WM_RETRIEVE_TBUF * W;                                   \
+					const float *tb = t + b * ts;                                                                \
 					wm_choice *o = out + ((n0 + b * W) * heads + hh) * k;                                        \
 					const unsigned skip = wm_retrieve_cols##SUFFIX(tb, nk, k, o, (ptrdiff_t)heads * k, lanes[b]); \
 					for (int l = 0; l < lanes[b]; l++) {                                                         \

@@ -350,3 +350,37 @@ func BenchmarkInnerFuncRows(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRetrieveQueries times CDMoE's retrieval of 2048 tokens at the
+// default sizes (4 heads, 32 keys and 32 values a half, k 8) from their
+// queries: keySims's products then the row search, against the search
+// that forms the similarities itself (retrieveQueries32), which runs on
+// the calling goroutine: compare them with -cpu 1, as keySims's products
+// split over GOMAXPROCS workers.
+func BenchmarkRetrieveQueries(b *testing.B) {
+	k := cdmoeKernel{heads: 4, nk: 32, half: 32, topk: 8}
+	const m = 2048
+	r := rand.New(rand.NewSource(1))
+	q, keys := make([]float32, m*k.qdim()), make([]float32, k.heads*k.nk*2*k.half)
+	for _, v := range [][]float32{q, keys} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	out := make([]expertChoice, m*k.heads*k.topk)
+	b.Run("keySims+rows", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sims := keySims(k, q, keys, m)
+			retrieveRows32(k, sims, 0, m*k.heads, out)
+			releaseScratch(sims)
+		}
+	})
+	b.Run("queries", func(b *testing.B) {
+		if !retrieveQueriesOK(k) {
+			b.Skip("no vector search of queries on this CPU")
+		}
+		for i := 0; i < b.N; i++ {
+			retrieveQueries32(k, q, keys, 0, m, out)
+		}
+	})
+}
