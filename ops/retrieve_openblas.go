@@ -513,10 +513,10 @@ static void wm_retrieve(const float *sims, ptrdiff_t m, int nk, int k, wm_choice
 
 // wm_top1 is wm_topk_insert for k = 1 (listing 7's default): the index of
 // the first largest of s[0..n), where a NaN never replaces a value and a
-// NaN at s[0] stays (nothing is larger than it). On x86 the largest of the
-// values that are not NaN comes from vector maxima (MAXPS(v, m) keeps m
-// where v is NaN; GCC on x86), then the first index holding it (−0 and +0 equal, as in
-// the insertion's compares).
+// NaN at s[0] stays (nothing is larger than it). With GCC on x86 the
+// largest of the values that are not NaN comes from vector maxima
+// (MAXPS(v, m) keeps m where v is NaN), then the first index holding it
+// (−0 and +0 equal, as in the insertion's compares).
 static inline int wm_top1(const float *s, int n) {
 	if (isnan(s[0])) return 0;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -595,6 +595,13 @@ import (
 var _ = [1]struct{}{}[unsafe.Sizeof(expertChoice{})-32]
 var _ = [1]struct{}{}[unsafe.Offsetof(expertChoice{}.s)-24]
 
+// topKInC says whether the C top-k (wm_topk_insert and the vector
+// searches) takes the k best of n values: k from 1 to WM_RETRIEVE_KMAX and
+// at most n, with Go ints of 64 bits (the size wm_choice's fields have).
+func topKInC(k, n int) bool {
+	return strconv.IntSize == 64 && k >= 1 && k <= C.WM_RETRIEVE_KMAX && k <= n
+}
+
 // retrieveLevel selects the rank top-k of the C search up to the kernel
 // level most (setKernelLevel calls it) and returns the level in use.
 func retrieveLevel(most int) int { return int(C.wm_retrieve_set_level(C.int(most))) }
@@ -604,7 +611,7 @@ func retrieveLevel(most int) int { return int(C.wm_retrieve_set_level(C.int(most
 // false, having done nothing, where the C search does not apply (k above
 // its limit, or ints of another size), and the caller runs retrieve.
 func retrieveRows32(k cdmoeKernel, sims []float32, lo, hi int, out []expertChoice) bool {
-	if strconv.IntSize != 64 || k.topk > C.WM_RETRIEVE_KMAX || k.topk < 1 || k.nk < k.topk {
+	if !topKInC(k.topk, k.nk) {
 		return false
 	}
 	if hi <= lo {
@@ -623,7 +630,7 @@ func retrieveRows32(k cdmoeKernel, sims []float32, lo, hi int, out []expertChoic
 // search's limit, query rows of a multiple of the vector's lanes and at
 // most 512 values, and at most 128 keys a half.
 func retrieveQueriesOK(k cdmoeKernel) bool {
-	return strconv.IntSize == 64 && k.topk >= 1 && k.topk <= C.WM_RETRIEVE_KMAX && k.nk >= k.topk &&
+	return topKInC(k.topk, k.nk) &&
 		C.wm_retrieve_queries_ok(C.int(k.qdim()), C.int(k.nk)) != 0
 }
 
@@ -652,7 +659,7 @@ func retrieveQueries32(k cdmoeKernel, q, keys []float32, lo, hi int, out []exper
 // (wm_inner_func_rows), one call for the range; it reports false, having
 // done nothing, for k above the C top-k's limit or ints of another size.
 func innerFuncRowsC(k innerFuncKernel, x, sim, E, y []float32, lo, hi int) bool {
-	if strconv.IntSize != 64 || k.k < 1 || k.k > C.WM_RETRIEVE_KMAX || k.k > k.nv {
+	if !topKInC(k.k, k.nv) {
 		return false
 	}
 	if hi <= lo {
