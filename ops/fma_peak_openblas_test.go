@@ -4,8 +4,10 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkFMAPeak times one core's float32 multiply-add peak at 16 lanes
@@ -59,5 +61,23 @@ func TestFMAPeakValues(t *testing.T) {
 	}
 	if got, want := fmaPeakFLOPs(16, 10), 2.0*16*24*10; got != want {
 		t.Errorf("fmaPeakFLOPs(16, 10) = %g, want %g", got, want)
+	}
+}
+
+// TestFMAPeakRate checks that FMAPeak measures a rate on one and on two
+// threads (its value is the host's and not asserted) and refuses zero
+// threads.
+func TestFMAPeakRate(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		r, err := FMAPeak(threads, 20*time.Millisecond)
+		if err != nil {
+			t.Skipf("%d threads: %v", threads, err)
+		}
+		if !(r > 0) || math.IsInf(r, 0) {
+			t.Errorf("%d threads: rate %g FLOP/s, want a positive finite rate", threads, r)
+		}
+	}
+	if _, err := FMAPeak(0, time.Millisecond); err == nil || !strings.Contains(err.Error(), "0 threads") {
+		t.Errorf("0 threads: err %v, want one naming the count", err)
 	}
 }

@@ -86,6 +86,10 @@ type benchResult struct {
 	TrainGFLOP float64 `json:"train_gflop,omitempty"`
 	EvalGFLOP  float64 `json:"eval_gflop,omitempty"`
 	GemmRate   float64 `json:"gemm_gflops,omitempty"`
+	// wm only, with GemmRate: the cores' float32 multiply-add peak on
+	// the same threads (ops.FMAPeak), GFLOP/s; 0 where it could not be
+	// measured (the pure-Go build).
+	FMAPeak float64 `json:"fma_peak_gflops,omitempty"`
 	// wm only: the time one step's own products take replayed alone
 	// (ops.ReplayGemmShapes on GOMAXPROCS goroutines), in milliseconds.
 	TrainGemmMS float64 `json:"train_gemm_ms,omitempty"`
@@ -167,12 +171,18 @@ func runBenchOne(args []string, stdout, stderr io.Writer) int {
 	step := benchStepFlags(fs)
 	pattern, d, t, b, experts := step.pattern, step.d, step.t, step.b, step.experts
 	reps := fs.Int("reps", 3, "timed steps after the warm-up")
-	gemmRate := fs.Bool("gemm-rate", false, "measure only the BLAS's float32 product rate (GFLOP/s)")
+	gemmRate := fs.Bool("gemm-rate", false, "measure only the BLAS's float32 product rate and the cores' multiply-add peak (GFLOP/s)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *gemmRate {
-		j, _ := json.Marshal(benchResult{GemmRate: ops.GemmRate(2*time.Second) / 1e9})
+		res := benchResult{GemmRate: ops.GemmRate(2*time.Second) / 1e9}
+		// The peak is context for the report, not a target: where it
+		// cannot be had (the pure-Go build) the reading goes without it.
+		if peak, err := ops.FMAPeak(runtime.GOMAXPROCS(0), 300*time.Millisecond); err == nil {
+			res.FMAPeak = peak / 1e9
+		}
+		j, _ := json.Marshal(res)
 		fmt.Fprintln(stdout, string(j))
 		return 0
 	}
@@ -476,10 +486,11 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 	// the rows keep their best rounds (one measurement at a slow moment
 	// once put the 1-thread rate at 62 GFLOP/s against 91, and wm above
 	// its own "ceiling").
-	rates := map[int]float64{}
+	rates, peaks := map[int]float64{}, map[int]float64{}
 	if j != nil {
 		for _, r := range j.rates {
 			rates[r.Threads] = max(rates[r.Threads], r.GFLOPs)
+			peaks[r.Threads] = max(peaks[r.Threads], r.FMAPeak)
 		}
 	}
 	// With --host-like, every reading is also checked against the report's
@@ -487,7 +498,9 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 	// journal's, and the later ones, so that a host that slows down stops
 	// the run with its finished rounds kept for --resume.
 	guard := hostGuard{cfg: cfg, rates: rates, measure: func(p int) (float64, error) {
-		return measureGemmRate(self, p, cfg.cpusFor(p), j)
+		r, err := measureGemmRate(self, p, cfg.cpusFor(p), j)
+		peaks[p] = max(peaks[p], r.FMAPeak)
+		return r.GemmRate, err
 	}}
 	for _, p := range cfg.procs {
 		if err := guard.reading(p); err != nil {
@@ -550,19 +563,21 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 	}
 	for i := range rows {
 		rows[i].GemmRate = rates[rows[i].Threads]
+		rows[i].FMAPeak = peaks[rows[i].Threads]
 	}
 	return rows, nil
 }
 
-// measureGemmRate measures the BLAS's float32 product rate on p threads in
-// a fresh process (confined to cpus; nil: not confined) and records it in
-// the journal j (nil: none).
-func measureGemmRate(self string, p int, cpus []int, j *benchJournal) (float64, error) {
+// measureGemmRate measures the BLAS's float32 product rate on p threads,
+// and the cores' multiply-add peak on as many, in a fresh process
+// (confined to cpus; nil: not confined) and records them in the journal j
+// (nil: none).
+func measureGemmRate(self string, p int, cpus []int, j *benchJournal) (benchResult, error) {
 	r, err := measureChild([]string{self, "bench-one", "--gemm-rate"}, cpus, "GOMAXPROCS="+fmt.Sprint(p))
 	if err != nil {
-		return 0, errors.Wrapf(err, "BLAS rate on %d threads", p)
+		return benchResult{}, errors.Wrapf(err, "BLAS rate on %d threads", p)
 	}
-	return r.GemmRate, j.addRate(p, r.GemmRate)
+	return r, j.addRate(p, r.GemmRate, r.FMAPeak)
 }
 
 // measureRoundOf adds round `round` of row's configuration to row: wm's

@@ -76,10 +76,13 @@ type journalRound struct {
 	PeerLayout     string       `json:"peer_layout,omitempty"`
 }
 
-// journalRate is one measurement of the BLAS's rate on Threads threads.
+// journalRate is one measurement of the BLAS's rate on Threads threads,
+// and of the cores' multiply-add peak beside it (0 in journals written
+// before wm measured it, or where it could not).
 type journalRate struct {
 	Threads int     `json:"threads"`
 	GFLOPs  float64 `json:"gflops"`
+	FMAPeak float64 `json:"fma_peak_gflops,omitempty"`
 }
 
 // journalLine is one line of the journal: exactly one field is set, and
@@ -243,12 +246,13 @@ func (j *benchJournal) addRound(r journalRound) error {
 	return j.append(journalLine{Round: &r})
 }
 
-// addRate records a measurement of the BLAS's rate.
-func (j *benchJournal) addRate(p int, gflops float64) error {
+// addRate records a measurement of the BLAS's rate on p threads and of
+// the cores' multiply-add peak (0: not measured).
+func (j *benchJournal) addRate(p int, gflops, fmaPeak float64) error {
 	if j == nil {
 		return nil
 	}
-	return j.append(journalLine{Rate: &journalRate{Threads: p, GFLOPs: gflops}})
+	return j.append(journalLine{Rate: &journalRate{Threads: p, GFLOPs: gflops, FMAPeak: fmaPeak}})
 }
 
 // finish closes the journal and, when the run is done (its report

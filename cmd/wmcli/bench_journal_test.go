@@ -55,7 +55,7 @@ func TestBenchJournal(t *testing.T) {
 	if err := j.addRound(r1); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.addRate(2, 460.5); err != nil {
+	if err := j.addRate(2, 460.5, 701.25); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.finish(false); err != nil {
@@ -85,8 +85,8 @@ func TestBenchJournal(t *testing.T) {
 	if _, ok := j.round("(SM)1", benchSize{32, 32, 2}, 2, 2); ok {
 		t.Error("a round never written was found")
 	}
-	if len(j.rates) != 1 || j.rates[0] != (journalRate{2, 460.5}) {
-		t.Errorf("rates %v, want [{2 460.5}]", j.rates)
+	if len(j.rates) != 1 || j.rates[0] != (journalRate{2, 460.5, 701.25}) {
+		t.Errorf("rates %v, want [{2 460.5 701.25}]", j.rates)
 	}
 	if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
 		t.Errorf("the torn line was not dropped:\n%s", b)

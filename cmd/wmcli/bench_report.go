@@ -2,6 +2,7 @@ package wmcli
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,9 @@ type benchRow struct {
 	Threads  int
 	WM, Peer benchResult
 	GemmRate float64 // GFLOP/s
+	// FMAPeak is the cores' float32 multiply-add peak on the row's threads
+	// (ops.FMAPeak, the best reading), GFLOP/s; 0 where unknown.
+	FMAPeak float64
 	// WMLayout is how wm's best training figure used the cores: the number
 	// of graphs a batch was split over (1: one graph) and the cap on each
 	// shard's loops (0: none).
@@ -97,6 +101,7 @@ func benchAnalysis(rows []benchRow) string {
 			r.WM.TrainGFLOP, num(ct), ratio(r.WM.Train, ct), ratio(ct, r.Peer.Train),
 			r.WM.EvalGFLOP, num(ce), ratio(r.WM.Eval, ce), ratio(ce, r.Peer.Eval))
 	}
+	peakNote(&b, rows)
 	productCeilings(&b, rows)
 	productsInStep(&b, rows)
 	ceilingCheck(&b, rows)
@@ -112,6 +117,39 @@ func benchAnalysis(rows []benchRow) string {
 	longSeqTargets(&b, rows)
 	scaling(&b, rows)
 	return b.String()
+}
+
+// peakNote says, under the ceiling table, the cores' multiply-add peak at
+// each thread count and the BLAS rate's share of it: how far a step's
+// products could run past the ceiling's rate (nothing where no row has a
+// peak, as in reports from before wm measured it).
+func peakNote(b *strings.Builder, rows []benchRow) {
+	type pair struct{ rate, peak float64 }
+	at := map[int]pair{}
+	var threads []int
+	for _, r := range rows {
+		if r.FMAPeak <= 0 {
+			continue
+		}
+		if _, seen := at[r.Threads]; !seen {
+			threads = append(threads, r.Threads)
+		}
+		at[r.Threads] = pair{r.GemmRate, r.FMAPeak}
+	}
+	if len(threads) == 0 {
+		return
+	}
+	sort.Ints(threads)
+	var parts []string
+	for _, p := range threads {
+		v := at[p]
+		part := fmt.Sprintf("%.0f GFLOP/s on %s", v.peak, plural(p, "thread"))
+		if v.rate > 0 {
+			part += fmt.Sprintf(" (the BLAS rate above is %.2f× of it)", v.rate/v.peak)
+		}
+		parts = append(parts, part)
+	}
+	fmt.Fprintf(b, "\nThe cores' float32 multiply-add peak (ops.FMAPeak: independent multiply-adds at the widest vectors, measured beside each BLAS reading, the best kept): %s. A step's products can run faster than the ceiling's rate, up to this peak: that is how a row can run above its ceiling (the ceiling check below).\n", strings.Join(parts, "; "))
 }
 
 // productCeilings is the table of each row's own products replayed alone

@@ -297,3 +297,22 @@ func TestCPUModelOf(t *testing.T) {
 		}
 	}
 }
+
+// The cores' multiply-add peak is given under the ceiling table at each
+// thread count with the BLAS rate's share of it, and left out where no
+// row has one (reports from before wm measured it).
+func TestBenchPeakNote(t *testing.T) {
+	row := func(threads int, rate, peak float64) benchRow {
+		return benchRow{Pattern: "(SM)4", Size: benchSize{D: 64, T: 512, B: 2}, Threads: threads, GemmRate: rate, FMAPeak: peak,
+			WM: benchResult{Train: 100, Eval: 300, TrainGFLOP: 1, EvalGFLOP: 1.0 / 3}, Peer: benchResult{Train: 40, Eval: 90}}
+	}
+	got := benchAnalysis([]benchRow{row(2, 300, 400), row(1, 160, 185), row(1, 160, 185)})
+	reportHas(t, got, "The cores' float32 multiply-add peak (ops.FMAPeak",
+		": 185 GFLOP/s on 1 thread (the BLAS rate above is 0.86× of it); 400 GFLOP/s on 2 threads (the BLAS rate above is 0.75× of it).")
+	if strings.Count(got, "multiply-add peak") != 1 {
+		t.Errorf("the peak is given more than once:\n%s", got)
+	}
+	if got := benchAnalysis([]benchRow{row(1, 160, 0)}); strings.Contains(got, "multiply-add peak") {
+		t.Errorf("a report without a peak reading names one:\n%s", got)
+	}
+}
