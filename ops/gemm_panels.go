@@ -64,6 +64,31 @@ func newRightOperand[T floats](transB bool, b []T, ldb, k, n, m int) rightOperan
 // release returns the operand's copy, if it made one, to the scratch pool.
 func (r rightOperand[T]) release() { releaseScratch(r.owned) }
 
+// readsRowsInPlace says whether mulRows reads a's rows where they lie (the
+// operand is in the 64-wide kernel's panels) rather than gathering them.
+func (r rightOperand[T]) readsRowsInPlace() bool { return r.panels != nil }
+
+// mulRows computes c = a_rows·b + beta·c, where row i of a_rows is a's row
+// rows[i] (k values at rows[i]·lda) and c is [len(rows), n] (ldc): from the
+// panels, on the 64-wide kernel, reading those rows where they lie and
+// giving the bits mul gives on a gathered copy of them; with b in place,
+// by mul on such a copy.
+func (r rightOperand[T]) mulRows(rows []int, a []T, lda int, beta T, c []T, ldc int) {
+	if r.panels == nil {
+		g := scratchUninit[T](len(rows) * r.k) // every row written whole below
+		defer releaseScratch(g)
+		for i, row := range rows {
+			copy(g[i*r.k:(i+1)*r.k], a[row*lda:row*lda+r.k])
+		}
+		r.mul(len(rows), g, r.k, beta, c, ldc)
+		return
+	}
+	for j := 0; j < r.n; j += width64 {
+		w := min(width64, r.n-j)
+		gemmWidth64Rows(rows, w, r.k, 1, a, lda, r.panels[j*r.k:], w, beta, c[j:], ldc)
+	}
+}
+
 // mul computes c = a·b + beta·c for a [m, k] (lda) and c [m, n] (ldc) as
 // gemmPackedN computes it with b in place: on the 64-wide kernel 64
 // columns at a time from the panels, or gemmPackedN itself.

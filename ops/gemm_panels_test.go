@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -115,5 +116,72 @@ func TestRightOperandRowsIndependentOfBlocks(t *testing.T) {
 			}
 		}
 		op.release()
+	}
+}
+
+// mulRows, which picks a's rows by index, gives the bits of mul on a
+// gathered copy of those rows: from panels (the 64-wide kernel, reading
+// the rows in place) and with b in place (which gathers), for picks in
+// any order, repeated, of 1 to 300 rows (remainders of the kernel's six),
+// beta 0 (c's NaNs never read) and 1; the product is counted and
+// recorded as one over contiguous rows. A row outside a panics, naming it.
+func TestRightOperandMulRowsMatchesGathered(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, z := range []struct{ k, n int }{{256, 688}, {256, 64}, {128, 100}} {
+		b := normalFloat32s(r, z.k*z.n)
+		for _, panelRows := range []int{300, 1} {
+			op := newRightOperand(false, b, z.n, z.k, z.n, panelRows)
+			if want := panelRows == 300 && width64On() && tallRowBlock(z.n, z.k) == 0; op.readsRowsInPlace() != want {
+				t.Fatalf("k=%d n=%d for %d rows: reads rows in place %v, want %v", z.k, z.n, panelRows, op.readsRowsInPlace(), want)
+			}
+			for _, m := range []int{1, 5, 7, 64, 300} {
+				for _, beta := range []float32{0, 1} {
+					name := fmt.Sprintf("k=%d n=%d panels=%v m=%d beta=%v", z.k, z.n, op.readsRowsInPlace(), m, beta)
+					const xRows = 400
+					lda, ldc := z.k+3, z.n+5
+					x := normalFloat32s(r, xRows*lda)
+					rows := make([]int, m)
+					for i := range rows {
+						rows[i] = r.Intn(xRows)
+					}
+					if m > 1 {
+						rows[m-1] = rows[0] // a token may be picked twice
+					}
+					g := make([]float32, m*z.k)
+					for i, row := range rows {
+						copy(g[i*z.k:(i+1)*z.k], x[row*lda:row*lda+z.k])
+					}
+					c0 := normalFloat32s(r, m*ldc)
+					if beta == 0 {
+						for i := range c0 {
+							c0[i] = float32(math.NaN())
+						}
+					}
+					got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
+					before := GemmFLOPs()
+					op.mulRows(rows, x, lda, beta, got, ldc)
+					if d := GemmFLOPs() - before; d != 2*int64(m*z.n*z.k) {
+						t.Errorf("%s: counted %d FLOPs, want %d", name, d, 2*m*z.n*z.k)
+					}
+					op.mul(m, g, z.k, beta, want, ldc)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: c[%d] = %v, on the gathered rows %v", name, i, got[i], want[i])
+						}
+					}
+				}
+			}
+			if op.readsRowsInPlace() {
+				func() {
+					defer func() {
+						if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "a's row 400") {
+							t.Errorf("k=%d n=%d: a row past a: panic %v, want one naming it", z.k, z.n, p)
+						}
+					}()
+					op.mulRows([]int{0, 400}, normalFloat32s(r, 400*z.k), z.k, 0, make([]float32, 2*z.n), z.n)
+				}()
+			}
+			op.release()
+		}
 	}
 }

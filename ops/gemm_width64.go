@@ -59,6 +59,40 @@ func gemmWidth64[T floats](transA bool, m, n, k int, alpha T, a []T, lda int, b 
 	gemmWidth64Kernel32(transA, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
 }
 
+// gemmWidth64Rows is gemmWidth64 with a untransposed and its rows picked
+// by rows: c[i, :] = alpha · a[rows[i]·lda : +k] · b + beta · c[i, :], c
+// [len(rows), n]. On the 64-wide kernel it reads the rows where they lie,
+// with the bits a gathered copy would give (the same values, added in the
+// same order); elsewhere it gathers them into a scratch and runs
+// gemmWidth64 on it. It counts and records as gemmWidth64 does (a replay
+// runs the shape over contiguous rows).
+func gemmWidth64Rows[T floats](rows []int, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	m := len(rows)
+	a32, ok := any(a).([]float32)
+	if n < 1 || n > width64 || !ok || !width64On() {
+		g := scratchUninit[T](m * k) // every row written whole below
+		defer releaseScratch(g)
+		for i, r := range rows {
+			copy(g[i*k:(i+1)*k], a[r*lda:r*lda+k])
+		}
+		gemmWidth64(false, m, n, k, alpha, g, k, b, ldb, beta, c, ldc)
+		return
+	}
+	if m == 0 {
+		return
+	}
+	b32, c32 := any(b).([]float32), any(c).([]float32)
+	s := GemmShape{M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Accumulate: beta != 0, Width64: true}
+	gemmFLOPs.Add(s.FLOPs())
+	if r := gemmRecording.Load(); r != nil {
+		call := r.enterBLAS(s, 1)
+		gemmWidth64Kernel32Rows(rows, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+		r.leaveBLAS(call)
+		return
+	}
+	gemmWidth64Kernel32Rows(rows, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+}
+
 // shapeProduct runs one product of shape s without counting it: on the
 // 64-wide kernel when s was recorded from it and the kernel is on, else
 // through the BLAS. The replays time products through it.

@@ -29,9 +29,11 @@ package ops
 
 #define WM_W64_ROWS(MR)                                                                            \
 	WM_W64_ATTR static inline __attribute__((always_inline)) void wm_w64_rows##MR(                 \
-	    int ta, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda, const float *b,           \
-	    ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {                                       \
+	    int ta, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda, const ptrdiff_t *ri,       \
+	    const float *b, ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {                       \
 		__m512 acc[MR][4];                                                                          \
+		const float *ar[MR];                                                                        \
+		for (int r = 0; r < MR; r++) ar[r] = a + (ri != NULL ? ri[r] : r) * lda;                    \
 		for (int r = 0; r < MR; r++)                                                                \
 			for (int j = 0; j < 4; j++) acc[r][j] = _mm512_setzero_ps();                            \
 		for (ptrdiff_t p = 0; p < k; p++) {                                                         \
@@ -39,7 +41,7 @@ package ops
 			__m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);                         \
 			__m512 b2 = _mm512_loadu_ps(bp + 32), b3 = _mm512_loadu_ps(bp + 48);                    \
 			_Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                  \
-				__m512 x = _mm512_set1_ps(ta ? a[p * lda + r] : a[r * lda + p]);                    \
+				__m512 x = _mm512_set1_ps(ta ? a[p * lda + r] : ar[r][p]);                          \
 				acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);                                      \
 				acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);                                      \
 				acc[r][2] = _mm512_fmadd_ps(x, b2, acc[r][2]);                                      \
@@ -63,20 +65,27 @@ WM_W64_ROWS(3)
 WM_W64_ROWS(2)
 WM_W64_ROWS(1)
 
+// WM_W64_A is the first of a's rows for c's rows from i on: with row
+// indices ri (a untransposed), a itself, the rows found through ri + i;
+// else a's row i (or, transposed, its column i).
+#define WM_W64_A(ta, a, lda, ri, i) ((ri) != NULL ? (a) : (ta) ? (a) + (i) : (a) + (i) * (lda))
+#define WM_W64_RI(ri, i) ((ri) != NULL ? (ri) + (i) : NULL)
+
 WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float alpha, const float *a,
-                                        ptrdiff_t lda, const float *b, ptrdiff_t ldb, float beta, float *c,
-                                        ptrdiff_t ldc) {
+                                        ptrdiff_t lda, const ptrdiff_t *ri, const float *b, ptrdiff_t ldb,
+                                        float beta, float *c, ptrdiff_t ldc) {
 	ptrdiff_t i = 0;
 	for (; i + 6 <= m; i += 6)
-		wm_w64_rows6(ta, k, alpha, ta ? a + i : a + i * lda, lda, b, ldb, beta, c + i * ldc, ldc);
-	const float *ai = ta ? a + i : a + i * lda;
+		wm_w64_rows6(ta, k, alpha, WM_W64_A(ta, a, lda, ri, i), lda, WM_W64_RI(ri, i), b, ldb, beta, c + i * ldc, ldc);
+	const float *ai = WM_W64_A(ta, a, lda, ri, i);
+	const ptrdiff_t *rii = WM_W64_RI(ri, i);
 	float *ci = c + i * ldc;
 	switch (m - i) {
-	case 5: wm_w64_rows5(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
-	case 4: wm_w64_rows4(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
-	case 3: wm_w64_rows3(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
-	case 2: wm_w64_rows2(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
-	case 1: wm_w64_rows1(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc); break;
+	case 5: wm_w64_rows5(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc); break;
+	case 4: wm_w64_rows4(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc); break;
+	case 3: wm_w64_rows3(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc); break;
+	case 2: wm_w64_rows2(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc); break;
+	case 1: wm_w64_rows1(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc); break;
 	}
 }
 
@@ -88,9 +97,11 @@ WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float 
 // on two shards trained 3–6% slower, medians of 5.)
 #define WM_WT_ROWS(MR, NV)                                                                         \
 	WM_W64_ATTR static inline __attribute__((always_inline)) void wm_wt_rows##MR##_##NV(           \
-	    int ta, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda, const float *b,           \
-	    ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc, __mmask16 last) {                       \
+	    int ta, ptrdiff_t k, float alpha, const float *a, ptrdiff_t lda, const ptrdiff_t *ri,       \
+	    const float *b, ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc, __mmask16 last) {       \
 		__m512 acc[MR][NV];                                                                         \
+		const float *ar[MR];                                                                        \
+		for (int r = 0; r < MR; r++) ar[r] = a + (ri != NULL ? ri[r] : r) * lda;                    \
 		for (int r = 0; r < MR; r++)                                                                \
 			for (int j = 0; j < NV; j++) acc[r][j] = _mm512_setzero_ps();                           \
 		for (ptrdiff_t p = 0; p < k; p++) {                                                         \
@@ -99,7 +110,7 @@ WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float 
 			for (int j = 0; j < NV - 1; j++) bv[j] = _mm512_loadu_ps(bp + 16 * j);                  \
 			bv[NV - 1] = _mm512_maskz_loadu_ps(last, bp + 16 * (NV - 1));                           \
 			_Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                  \
-				__m512 x = _mm512_set1_ps(ta ? a[p * lda + r] : a[r * lda + p]);                    \
+				__m512 x = _mm512_set1_ps(ta ? a[p * lda + r] : ar[r][p]);                          \
 				for (int j = 0; j < NV; j++) acc[r][j] = _mm512_fmadd_ps(x, bv[j], acc[r][j]);      \
 			}                                                                                       \
 		}                                                                                           \
@@ -122,19 +133,21 @@ WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float 
 	WM_WT_ROWS(2, NV)                                                                              \
 	WM_WT_ROWS(1, NV)                                                                              \
 	WM_W64_ATTR static void wm_wt_##NV(int ta, ptrdiff_t m, ptrdiff_t k, float alpha, const float *a, \
-	                                   ptrdiff_t lda, const float *b, ptrdiff_t ldb, float beta,    \
-	                                   float *c, ptrdiff_t ldc, __mmask16 last) {                   \
+	                                   ptrdiff_t lda, const ptrdiff_t *ri, const float *b, ptrdiff_t ldb, \
+	                                   float beta, float *c, ptrdiff_t ldc, __mmask16 last) {       \
 		ptrdiff_t i = 0;                                                                            \
 		for (; i + 6 <= m; i += 6)                                                                  \
-			wm_wt_rows6_##NV(ta, k, alpha, ta ? a + i : a + i * lda, lda, b, ldb, beta, c + i * ldc, ldc, last); \
-		const float *ai = ta ? a + i : a + i * lda;                                                 \
+			wm_wt_rows6_##NV(ta, k, alpha, WM_W64_A(ta, a, lda, ri, i), lda, WM_W64_RI(ri, i), b, ldb, beta, \
+			                 c + i * ldc, ldc, last);                                                  \
+		const float *ai = WM_W64_A(ta, a, lda, ri, i);                                              \
+		const ptrdiff_t *rii = WM_W64_RI(ri, i);                                                    \
 		float *ci = c + i * ldc;                                                                    \
 		switch (m - i) {                                                                            \
-		case 5: wm_wt_rows5_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
-		case 4: wm_wt_rows4_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
-		case 3: wm_wt_rows3_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
-		case 2: wm_wt_rows2_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
-		case 1: wm_wt_rows1_##NV(ta, k, alpha, ai, lda, b, ldb, beta, ci, ldc, last); break;        \
+		case 5: wm_wt_rows5_##NV(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc, last); break;   \
+		case 4: wm_wt_rows4_##NV(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc, last); break;   \
+		case 3: wm_wt_rows3_##NV(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc, last); break;   \
+		case 2: wm_wt_rows2_##NV(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc, last); break;   \
+		case 1: wm_wt_rows1_##NV(ta, k, alpha, ai, lda, rii, b, ldb, beta, ci, ldc, last); break;   \
 		}                                                                                           \
 	}
 
@@ -186,24 +199,24 @@ static const float *wm_w64_pack(const float *b, ptrdiff_t ldb, ptrdiff_t k, ptrd
 // c[i, 0:w] for 0 < w <= 64: the 64-wide kernel at 64, else the masked one,
 // reading b from a panel for WM_W64_PACK_ROWS rows or more.
 WM_W64_ATTR static void wm_gemm_width(int ta, ptrdiff_t m, ptrdiff_t w, ptrdiff_t k, float alpha,
-                                      const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
-                                      float beta, float *c, ptrdiff_t ldc) {
+                                      const float *a, ptrdiff_t lda, const ptrdiff_t *ri, const float *b,
+                                      ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {
 	const ptrdiff_t bw = w < 64 ? w : 64;
 	if (m >= WM_W64_PACK_ROWS && ldb > bw && k > 0) {
 		const float *panel = wm_w64_pack(b, ldb, k, bw);
 		if (panel != NULL) b = panel, ldb = 64;
 	}
 	if (w >= 64) {
-		wm_gemm_width64(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		wm_gemm_width64(ta, m, k, alpha, a, lda, ri, b, ldb, beta, c, ldc);
 		return;
 	}
 	int nv = (int)((w + 15) / 16);
 	__mmask16 last = (__mmask16)((1u << (w - 16 * (nv - 1))) - 1u); // 16 lanes: 0xFFFF
 	switch (nv) {
-	case 1: wm_wt_1(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
-	case 2: wm_wt_2(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
-	case 3: wm_wt_3(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
-	case 4: wm_wt_4(ta, m, k, alpha, a, lda, b, ldb, beta, c, ldc, last); break;
+	case 1: wm_wt_1(ta, m, k, alpha, a, lda, ri, b, ldb, beta, c, ldc, last); break;
+	case 2: wm_wt_2(ta, m, k, alpha, a, lda, ri, b, ldb, beta, c, ldc, last); break;
+	case 3: wm_wt_3(ta, m, k, alpha, a, lda, ri, b, ldb, beta, c, ldc, last); break;
+	case 4: wm_wt_4(ta, m, k, alpha, a, lda, ri, b, ldb, beta, c, ldc, last); break;
 	}
 }
 
@@ -213,7 +226,8 @@ static int wm_w64_cpu(void) {
 }
 #else
 static void wm_gemm_width(int ta, ptrdiff_t m, ptrdiff_t w, ptrdiff_t k, float alpha, const float *a,
-                          ptrdiff_t lda, const float *b, ptrdiff_t ldb, float beta, float *c, ptrdiff_t ldc) {}
+                          ptrdiff_t lda, const ptrdiff_t *ri, const float *b, ptrdiff_t ldb, float beta, float *c,
+                          ptrdiff_t ldc) {}
 static int wm_w64_cpu(void) { return 0; }
 #endif
 
@@ -224,6 +238,11 @@ static int wm_w64_set(int on) {
 }
 */
 import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
 
 // width64Level turns the 64-wide kernel on at kernel level AVX-512 where
 // the CPU has AVX-512 F, off otherwise (setKernelLevel calls it), and says
@@ -265,5 +284,46 @@ func gemmWidth64Kernel32(transA bool, m, n, k int, alpha float32, a []float32, l
 		ap, bp = f32p(a), f32p(b)
 	}
 	C.wm_gemm_width(cbool(transA), C.ptrdiff_t(m), C.ptrdiff_t(n), C.ptrdiff_t(k), C.float(alpha), ap, C.ptrdiff_t(lda),
-		bp, C.ptrdiff_t(ldb), C.float(beta), f32p(c), C.ptrdiff_t(ldc))
+		nil, bp, C.ptrdiff_t(ldb), C.float(beta), f32p(c), C.ptrdiff_t(ldc))
+}
+
+// gemmWidth64Kernel32Rows is gemmWidth64Kernel32 with a untransposed and
+// its rows found through rows: c[i, :] = alpha · a[rows[i]·lda : +k] · b +
+// beta · c[i, :] for i < len(rows). It reads the values a gathered copy
+// of those rows would hold, in the same order, so c has the same bits.
+func gemmWidth64Kernel32Rows(rows []int, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	m := len(rows)
+	if m == 0 || n == 0 {
+		return
+	}
+	if n < 0 || n > width64 {
+		panic("ops: the 64-wide kernel takes 1 to 64 columns")
+	}
+	// Every row read, and b and c's last values, inside their slices, so
+	// that a bad index panics here rather than C reading past a.
+	if k > 0 {
+		for i, r := range rows {
+			if r < 0 || r*lda+k > len(a) {
+				panic(fmt.Sprintf("ops: the 64-wide kernel's row %d is a's row %d, outside its %d rows of %d", i, r, len(a)/max(lda, 1), lda))
+			}
+		}
+		_ = b[(k-1)*ldb+n-1]
+	}
+	_ = c[(m-1)*ldc+n-1]
+	var ap, bp *C.float
+	var rp *C.ptrdiff_t
+	if k > 0 {
+		ap, bp = f32p(a), f32p(b)
+		if unsafe.Sizeof(rows[0]) == unsafe.Sizeof(C.ptrdiff_t(0)) {
+			rp = (*C.ptrdiff_t)(unsafe.Pointer(&rows[0]))
+		} else {
+			wide := make([]C.ptrdiff_t, m)
+			for i, r := range rows {
+				wide[i] = C.ptrdiff_t(r)
+			}
+			rp = &wide[0]
+		}
+	}
+	C.wm_gemm_width(0, C.ptrdiff_t(m), C.ptrdiff_t(n), C.ptrdiff_t(k), C.float(alpha), ap, C.ptrdiff_t(lda),
+		rp, bp, C.ptrdiff_t(ldb), C.float(beta), f32p(c), C.ptrdiff_t(ldc))
 }

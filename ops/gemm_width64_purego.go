@@ -15,3 +15,7 @@ var width64Enabled bool
 func gemmWidth64Kernel32(bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
 	panic("ops: the 64-wide kernel is not in the pure-Go build")
 }
+
+func gemmWidth64Kernel32Rows([]int, int, int, float32, []float32, int, []float32, int, float32, []float32, int) {
+	panic("ops: the 64-wide kernel is not in the pure-Go build")
+}

@@ -297,13 +297,15 @@ func moeCombine[T floats](dst, g []T, experts []moeExpert[T], k moeKernel) {
 	})
 }
 
-// moeExpertPass is one expert's forward over its m tokens: X [m, d],
-// H1 = X W1, H3 = X W3 [m, f], A = silu(H1) ⊙ H3, Y = A W2 [m, d]. All
-// come from the scratch pools; a forward by blocks (moeExpertForward)
-// leaves out those it did not keep whole.
+// moeExpertPass is one expert's forward over its m tokens: X [m, d] (its
+// tokens' rows of x, gathered), H1 = X W1, H3 = X W3 [m, f], A = silu(H1)
+// ⊙ H3, Y = A W2 [m, d]. All come from the scratch pools; a forward by
+// blocks (moeExpertForward) leaves out those it did not keep whole, and an
+// evaluation's forward that read the rows in place has no X.
 type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 
-// moeExpertForward is steps 1–2 for expert e: gather its tokens, run its
+// moeExpertForward is steps 1–2 for expert e: gather its tokens (or, in
+// an evaluation on the 64-wide kernel, read their rows in place), run its
 // SwiGLU, by blocks of swigluRowBlock rows as SwiGLU's op does, so that a
 // block's activations are still near the core for its next product. With
 // whole (a backward that found no save) every activation is kept whole for
@@ -316,9 +318,24 @@ type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T, whole, keep bool) moeExpertPass[T] {
 	m, df := len(tokens), k.d*k.f
 	w1, w3, w2 := W1[e*df:], W3[e*df:], W2[e*df:]
+	r1, r3, r2 := newRightOperand(false, w1, k.f, k.d, k.f, m), newRightOperand(false, w3, k.f, k.d, k.f, m), newRightOperand(false, w2, k.d, k.f, k.d, m)
+	defer r1.release()
+	defer r3.release()
+	defer r2.release()
+	// An evaluation's forward (nothing kept) whose inputs run on the 64-wide
+	// kernel reads its tokens' rows of x where they lie, through tokens:
+	// the same values in the same order as from a gathered copy, so the
+	// same bits (TestMoEExpertForwardBlocksSameBits), without the copy
+	// (about 2% of a (SR)3 AR d_model 256 evaluation step on the Xeon:
+	// docs/performance.md). Otherwise the rows are gathered into X, which a
+	// backward reads too.
+	inPlace := !whole && !keep && r1.readsRowsInPlace() && r3.readsRowsInPlace()
 	// Every buffer is written whole (gather, gemm with beta 0, gated SiLU).
-	f := moeExpertPass[T]{X: scratchUninit[T](m * k.d), Y: scratchUninit[T](m * k.d)}
-	gatherRows(f.X, x, tokens, k.d)
+	f := moeExpertPass[T]{Y: scratchUninit[T](m * k.d)}
+	if !inPlace {
+		f.X = scratchUninit[T](m * k.d)
+		gatherRows(f.X, x, tokens, k.d)
+	}
 	blk := swigluRowBlock(k.f, k.d)
 	if blk == 0 || m <= blk {
 		blk = m
@@ -340,10 +357,6 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 		a = scratchUninit[T](blk * k.f)
 		defer releaseScratch(a)
 	}
-	r1, r3, r2 := newRightOperand(false, w1, k.f, k.d, k.f, m), newRightOperand(false, w3, k.f, k.d, k.f, m), newRightOperand(false, w2, k.d, k.f, k.d, m)
-	defer r1.release()
-	defer r3.release()
-	defer r2.release()
 	for r0 := 0; r0 < m; r0 += blk {
 		rows := min(blk, m-r0)
 		b1, b3, ba := h1, h3, a
@@ -354,8 +367,13 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 			ba = f.A[r0*k.f:]
 		}
 		b1, b3, ba = b1[:rows*k.f], b3[:rows*k.f], ba[:rows*k.f]
-		r1.mul(rows, f.X[r0*k.d:], k.d, 0, b1, k.f)
-		r3.mul(rows, f.X[r0*k.d:], k.d, 0, b3, k.f)
+		if inPlace {
+			r1.mulRows(tokens[r0:r0+rows], x, k.d, 0, b1, k.f)
+			r3.mulRows(tokens[r0:r0+rows], x, k.d, 0, b3, k.f)
+		} else {
+			r1.mul(rows, f.X[r0*k.d:], k.d, 0, b1, k.f)
+			r3.mul(rows, f.X[r0*k.d:], k.d, 0, b3, k.f)
+		}
 		gatedSiLU(ba, b3, b1) // A = silu(H1) ⊙ H3, vectorised like SwiGLU's gate
 		r2.mul(rows, ba, k.f, 0, f.Y[r0*k.d:], k.d)
 	}

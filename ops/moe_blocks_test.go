@@ -12,8 +12,20 @@ import (
 // and the forwards by blocks of rows (an evaluation's, and a training
 // forward's that keeps H1 and H3) give its bits: Y, and the kept H1 and
 // H3. 293 of 300 tokens at d_model 64, in the small kernels' blocks and in
-// swigluPackedRows blocks (a short last block each), float32 and float64.
+// swigluPackedRows blocks (a short last block each), float32 and float64;
+// and at d_model 256, where on the 64-wide kernel an evaluation's forward
+// reads its tokens' rows of x in place instead of gathering them.
 func TestMoEExpertForwardBlocksSameBits(t *testing.T) {
+	t.Run("d256", func(t *testing.T) {
+		const d, f = 256, 344
+		if !width64On() {
+			t.Skip("no 64-wide kernel in this build or on this CPU: an evaluation's forward gathers its rows as a training one does")
+		}
+		if !newRightOperand(false, make([]float32, d*f), f, d, f, 293).readsRowsInPlace() {
+			t.Fatal("an expert's W1 at d_model 256 is not read from panels: the rows-in-place path goes untested")
+		}
+		expertForwardBlocksSameBits[float32](t, "d256 float32", d, f, 2, 300, true)
+	})
 	defer func(s, p bool) { blasSmallKernels, blasPackedBlocks = s, p }(blasSmallKernels, blasPackedBlocks)
 	const d, f, n, tokens = 64, 176, 2, 300
 	for _, path := range []struct{ small, packed bool }{{true, false}, {false, true}} {
@@ -22,12 +34,15 @@ func TestMoEExpertForwardBlocksSameBits(t *testing.T) {
 			t.Fatalf("small %v packed %v: blocks of %d rows do not cut %d tokens with a short last block", path.small, path.packed, blk, tokens)
 		}
 		name := fmt.Sprintf("small=%v packed=%v", path.small, path.packed)
-		expertForwardBlocksSameBits[float32](t, name+" float32", d, f, n, tokens)
-		expertForwardBlocksSameBits[float64](t, name+" float64", d, f, n, tokens)
+		expertForwardBlocksSameBits[float32](t, name+" float32", d, f, n, tokens, false)
+		expertForwardBlocksSameBits[float64](t, name+" float64", d, f, n, tokens, false)
 	}
 }
 
-func expertForwardBlocksSameBits[T floats](t *testing.T, name string, d, f, n, tokens int) {
+// With scaled, the weights are drawn at 1/√fan-in, as an initialisation
+// draws them, so that wide layers' float32 sums stay near 1 and within the
+// reference's tolerance; unscaled, at 1.
+func expertForwardBlocksSameBits[T floats](t *testing.T, name string, d, f, n, tokens int, scaled bool) {
 	t.Helper()
 	r := rand.New(rand.NewSource(9))
 	draw := func(size int) []T {
@@ -39,6 +54,17 @@ func expertForwardBlocksSameBits[T floats](t *testing.T, name string, d, f, n, t
 	}
 	k := moeKernel{x: []int{tokens, d}, d: d, f: f, n: n}
 	x, w1, w3, w2 := draw(tokens*d), draw(n*d*f), draw(n*d*f), draw(n*f*d)
+	if scaled {
+		for _, w := range []struct {
+			v     []T
+			fanIn int
+		}{{w1, d}, {w3, d}, {w2, f}} {
+			s := T(1 / math.Sqrt(float64(w.fanIn)))
+			for i := range w.v {
+				w.v[i] *= s
+			}
+		}
+	}
 	order := r.Perm(tokens)[:tokens-7] // an expert's tokens need not be all of them
 	whole := moeExpertForward(k, 1, order, x, w1, w3, w2, true, false)
 	defer whole.release()
