@@ -77,9 +77,7 @@ func (r rightOperand[T]) mulRows(rows []int, a []T, lda int, beta T, c []T, ldc 
 	if r.panels == nil {
 		g := scratchUninit[T](len(rows) * r.k) // every row written whole below
 		defer releaseScratch(g)
-		for i, row := range rows {
-			copy(g[i*r.k:(i+1)*r.k], a[row*lda:row*lda+r.k])
-		}
+		gatherRowsOf(g, a, rows, lda, r.k)
 		r.mul(len(rows), g, r.k, beta, c, ldc)
 		return
 	}

@@ -125,6 +125,8 @@ func TestRightOperandRowsIndependentOfBlocks(t *testing.T) {
 // any order, repeated, of 1 to 300 rows (remainders of the kernel's six),
 // beta 0 (c's NaNs never read) and 1; the product is counted and
 // recorded as one over contiguous rows. A row outside a panics, naming it.
+// gemmWidth64Rows alone gives gemmWidth64's bits on gathered rows, on the
+// kernel and where it gathers (float64).
 func TestRightOperandMulRowsMatchesGathered(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	for _, z := range []struct{ k, n int }{{256, 688}, {256, 64}, {128, 100}} {
@@ -182,6 +184,33 @@ func TestRightOperandMulRowsMatchesGathered(t *testing.T) {
 				}()
 			}
 			op.release()
+		}
+	}
+	// gemmWidth64Rows itself, on the kernel or (kernel off, or float64) by
+	// gathering: the bits of gemmWidth64 on the gathered rows.
+	for _, n := range []int{64, 17} {
+		const k, lda, m = 40, 45, 13
+		x, b := normalFloat32s(r, 50*lda), normalFloat32s(r, k*n)
+		rows := r.Perm(50)[:m]
+		g := make([]float32, m*k)
+		gatherRowsOf(g, x, rows, lda, k)
+		got, want := make([]float32, m*n), make([]float32, m*n)
+		gemmWidth64Rows(rows, n, k, 1, x, lda, b, n, 0, got, n)
+		gemmWidth64(false, m, n, k, 1, g, k, b, n, 0, want, n)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("gemmWidth64Rows n=%d: c[%d] = %v, on the gathered rows %v", n, i, got[i], want[i])
+			}
+		}
+		x64, b64 := asFloat64s(x), asFloat64s(b)
+		g64 := asFloat64s(g)
+		got64, want64 := make([]float64, m*n), make([]float64, m*n)
+		gemmWidth64Rows(rows, n, k, 1, x64, lda, b64, n, 0, got64, n)
+		gemmWidth64(false, m, n, k, 1, g64, k, b64, n, 0, want64, n)
+		for i := range want64 {
+			if math.Float64bits(got64[i]) != math.Float64bits(want64[i]) {
+				t.Fatalf("gemmWidth64Rows float64 n=%d: c[%d] = %v, on the gathered rows %v", n, i, got64[i], want64[i])
+			}
 		}
 	}
 }

@@ -72,9 +72,7 @@ func gemmWidth64Rows[T floats](rows []int, n, k int, alpha T, a []T, lda int, b 
 	if n < 1 || n > width64 || !ok || !width64On() {
 		g := scratchUninit[T](m * k) // every row written whole below
 		defer releaseScratch(g)
-		for i, r := range rows {
-			copy(g[i*k:(i+1)*k], a[r*lda:r*lda+k])
-		}
+		gatherRowsOf(g, a, rows, lda, k)
 		gemmWidth64(false, m, n, k, alpha, g, k, b, ldb, beta, c, ldc)
 		return
 	}

@@ -381,9 +381,13 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 }
 
 // gatherRows copies row tokens[r] of x (rows of d) into row r of dst.
-func gatherRows[T floats](dst, x []T, tokens []int, d int) {
-	for r, t := range tokens {
-		copy(dst[r*d:(r+1)*d], x[t*d:(t+1)*d])
+func gatherRows[T floats](dst, x []T, tokens []int, d int) { gatherRowsOf(dst, x, tokens, d, d) }
+
+// gatherRowsOf copies the first k values of a's row rows[i] (rows lda
+// apart) into row i of dst (rows of k).
+func gatherRowsOf[T floats](dst, a []T, rows []int, lda, k int) {
+	for i, r := range rows {
+		copy(dst[i*k:(i+1)*k], a[r*lda:r*lda+k])
 	}
 }
 
