@@ -326,9 +326,9 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 	// kernel reads its tokens' rows of x where they lie, through tokens:
 	// the same values in the same order as from a gathered copy, so the
 	// same bits (TestMoEExpertForwardBlocksSameBits), without the copy
-	// (about 2% of a (SR)3 AR d_model 256 evaluation step on the Xeon:
-	// docs/performance.md). Otherwise the rows are gathered into X, which a
-	// backward reads too.
+	// (1.7% of a (SR)3 AR d_model 256 evaluation step on the Xeon; the
+	// step ran 3–5% faster without it: docs/performance.md). Otherwise the
+	// rows are gathered into X, which a backward reads too.
 	inPlace := !whole && !keep && r1.readsRowsInPlace() && r3.readsRowsInPlace()
 	// Every buffer is written whole (gather, gemm with beta 0, gated SiLU).
 	f := moeExpertPass[T]{Y: scratchUninit[T](m * k.d)}
