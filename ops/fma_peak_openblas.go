@@ -7,7 +7,7 @@ package ops
 // ceiling `wm bench` reports is OpenBLAS's rate on a 1024² product, which
 // lies below this peak; the 64-wide kernel reaches the peak when its
 // operands are warm (docs/performance.md, "What a core of this Xeon allows,
-// and four ideas measured, not kept").
+// and five ideas measured, not kept").
 
 /*
 // cgo joins the CFLAGS of all the package's files and the last -O wins:
