@@ -192,25 +192,25 @@ func TestRightOperandMulRowsMatchesGathered(t *testing.T) {
 		const k, lda, m = 40, 45, 13
 		x, b := normalFloat32s(r, 50*lda), normalFloat32s(r, k*n)
 		rows := r.Perm(50)[:m]
-		g := make([]float32, m*k)
-		gatherRowsOf(g, x, rows, lda, k)
-		got, want := make([]float32, m*n), make([]float32, m*n)
-		gemmWidth64Rows(rows, n, k, 1, x, lda, b, n, 0, got, n)
-		gemmWidth64(false, m, n, k, 1, g, k, b, n, 0, want, n)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("gemmWidth64Rows n=%d: c[%d] = %v, on the gathered rows %v", n, i, got[i], want[i])
-			}
-		}
-		x64, b64 := asFloat64s(x), asFloat64s(b)
-		g64 := asFloat64s(g)
-		got64, want64 := make([]float64, m*n), make([]float64, m*n)
-		gemmWidth64Rows(rows, n, k, 1, x64, lda, b64, n, 0, got64, n)
-		gemmWidth64(false, m, n, k, 1, g64, k, b64, n, 0, want64, n)
-		for i := range want64 {
-			if math.Float64bits(got64[i]) != math.Float64bits(want64[i]) {
-				t.Fatalf("gemmWidth64Rows float64 n=%d: c[%d] = %v, on the gathered rows %v", n, i, got64[i], want64[i])
-			}
+		width64RowsMatchGathered(t, "float32", x, b, rows, n, k, lda)
+		width64RowsMatchGathered(t, "float64", asFloat64s(x), asFloat64s(b), rows, n, k, lda)
+	}
+}
+
+// width64RowsMatchGathered fails unless gemmWidth64Rows over x's rows
+// gives, bit for bit, gemmWidth64's product of a gathered copy of them by
+// b [k, n].
+func width64RowsMatchGathered[T floats](t *testing.T, name string, x, b []T, rows []int, n, k, lda int) {
+	t.Helper()
+	m := len(rows)
+	g := make([]T, m*k)
+	gatherRowsOf(g, x, rows, lda, k)
+	got, want := make([]T, m*n), make([]T, m*n)
+	gemmWidth64Rows(rows, n, k, 1, x, lda, b, n, 0, got, n)
+	gemmWidth64(false, m, n, k, 1, g, k, b, n, 0, want, n)
+	for i := range want {
+		if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+			t.Fatalf("gemmWidth64Rows %s n=%d: c[%d] = %v, on the gathered rows %v", name, n, i, got[i], want[i])
 		}
 	}
 }
