@@ -111,8 +111,12 @@ func (m *Model) hidden(b *layers.Builder, ids *G.Node, st *DecodeState) *G.Node 
 		if st != nil {
 			ls = st.Layers[i]
 		}
-		h := b.Must(ops.RMSNorm(x, b.Node(blk.Norm), c.NormEps))
-		x = b.Add(x, blk.Layer.Forward(b, h, ls))
+		// x + Layer(RMSNorm(x)), with x's two gradients summed inside the
+		// norm's backward (ops.PreNorm).
+		h, res, err := ops.PreNorm(x, b.Node(blk.Norm), c.NormEps)
+		h = b.Must(h, errors.Wrapf(err, "block %d", i))
+		y, err := res.Add(blk.Layer.Forward(b, h, ls))
+		x = b.Must(y, errors.Wrapf(err, "block %d (%s)", i, blk.Layer.Kind()))
 	}
 	return b.Must(ops.RMSNorm(x, b.Node(m.FinalNorm), c.NormEps))
 }

@@ -83,8 +83,8 @@ func scaleRows32(e, f []float32, rows, n int) {
 func rmsnormForwardRows32(y, x, w []float32, eps float64, inv []float64) {
 	rmsnormForwardRows(y, x, w, eps, inv)
 }
-func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64, inv []float64) {
-	rmsnormBackwardRows(dx, dy, x, w, dw, eps, inv)
+func rmsnormBackwardRows32(dx, res, dy, x, w []float32, dw []float64, eps float64, inv []float64) {
+	rmsnormBackwardRows(dx, res, dy, x, w, dw, eps, inv)
 }
 
 func ssdScaleInputs32(U, W, x []float32, ldx int, dt []float32, ldt int, w []float64, wst, L, hb, p, P int) {

@@ -10,7 +10,8 @@ import (
 )
 
 // benchOp times one op in float32 on random inputs: forward only, or forward
-// plus the backward of sum(y). It reports tokens/s for the given token count.
+// plus the backward of sum(y), on the machine the trainers use
+// (NewTapeMachine). It reports tokens/s for the given token count.
 func benchOp(b *testing.B, tokens int, inputs []fdInput, backward bool, build func(in []*G.Node) (*G.Node, error)) {
 	// The package's tests fill scratchUninit's buffers with NaN
 	// (poison_test.go); a benchmark times the kernels as a program runs them.
@@ -51,7 +52,7 @@ func benchOp(b *testing.B, tokens int, inputs []fdInput, backward bool, build fu
 			b.Fatal(err)
 		}
 	}
-	vm := G.NewTapeMachine(g)
+	vm := NewTapeMachine(g)
 	defer vm.Close()
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -23,6 +23,7 @@ var Catalog = []OpInfo{
 	{"softplus", "log(1+e^x)"},
 	{"relu", "max(x, 0)"},
 	{"add", "x + y, same shapes (residual connections)"},
+	{"residual_add", "x + y closing a pre-norm block; x's two gradients summed in its rmsnorm's backward (SPEC §4)"},
 	{"mul", "x ⊙ y, same shapes"},
 	{"gated_silu", "x ⊙ silu(z), the SwiGLU and Mamba2 gate"},
 	{"linear", "bias-free projection x W over any leading axes"},

@@ -144,8 +144,29 @@ type upstreamGradient interface{ gradientIsUpstream() bool }
 // activations and queries): SymDiff tells it so.
 type gradientAware interface{ gradientWanted() }
 
+// gradientPasser is a kernel whose SymDiff is its own: the residual add
+// of a pre-norm block, which hands its upstream gradient to the norm's
+// backward (PreNorm).
+type gradientPasser interface {
+	passGradient(grad *G.Node) (G.Nodes, error)
+}
+
+// gradientAddend is a kernel whose first input's gradient also takes in
+// another gradient, known only once the gradient graph is being built
+// (the pre-norm block's residual gradient, PreNorm): SymDiff gives it to
+// the backward op as one more input, and backwardAdding adds it into the
+// first input's gradient. addend is nil when there is none.
+type gradientAddend interface {
+	addend() *G.Node
+	backwardAdding(in []any, out, dOut, addend any, dIn []any) error
+}
+
 // SymDiff adds the backward node and one unpack node per differentiable input.
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if p, ok := op.k.(gradientPasser); ok {
+		res, err := p.passGradient(grad)
+		return res, errors.Wrapf(err, "%s", op.k.name())
+	}
 	if u, ok := op.k.(upstreamGradient); ok && u.gradientIsUpstream() {
 		res := make(G.Nodes, len(inputs))
 		for i := range res {
@@ -158,8 +179,17 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	}
 	diff := op.k.diffWRT()
 	children := append(append(G.Nodes{}, inputs...), output, grad)
+	var addend bool
+	if a, ok := op.k.(gradientAddend); ok && diff[0] {
+		if n := a.addend(); n != nil {
+			if !n.Shape().Eq(inputs[0].Shape()) || n.Dtype() != inputs[0].Dtype() {
+				return nil, errors.Errorf("%s backward: the gradient to add is %v %v, input 0 is %v %v", op.k.name(), n.Shape(), n.Dtype(), inputs[0].Shape(), inputs[0].Dtype())
+			}
+			children, addend = append(children, n), true
+		}
+	}
 	side := &sideGradients{}
-	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side, calls: newOpCalls(op.k, len(children))}, children...)
+	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side, addend: addend, calls: newOpCalls(op.k, len(children))}, children...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
@@ -192,11 +222,14 @@ func packedSize(k kernel) int {
 // fusedDiffOp computes every gradient of a kernel in one call, packed in a
 // vector that is kept from one run to the next (see reusedBuffer), except
 // the gradients a plan moved to buffers of their own (side). calls is what
-// its Do would otherwise allocate on every run (see opCalls).
+// its Do would otherwise allocate on every run (see opCalls). With addend
+// (a gradientAddend kernel), it reads one more input after the upstream
+// gradient, of input 0's shape, and adds it into input 0's gradient.
 type fusedDiffOp struct {
 	k      kernel
 	packed *reusedBuffer
 	side   *sideGradients
+	addend bool
 	calls  *opCalls
 }
 
@@ -230,7 +263,12 @@ func (s *sideGradients) drop() {
 	}
 }
 
-func (op fusedDiffOp) Arity() int { return len(op.k.inShapes()) + 2 }
+func (op fusedDiffOp) Arity() int {
+	if op.addend {
+		return len(op.k.inShapes()) + 3
+	}
+	return len(op.k.inShapes()) + 2
+}
 
 func (op fusedDiffOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
@@ -239,7 +277,11 @@ func (op fusedDiffOp) Type() hm.Type {
 		ts = append(ts, typeOf(s, a))
 	}
 	o := typeOf(op.k.outShape(), a)
-	ts = append(ts, o, o, G.TensorType{Dims: 1, Of: a})
+	ts = append(ts, o, o)
+	if op.addend {
+		ts = append(ts, typeOf(op.k.inShapes()[0], a))
+	}
+	ts = append(ts, G.TensorType{Dims: 1, Of: a})
 	return hm.NewFnType(ts...)
 }
 
@@ -285,6 +327,23 @@ func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		off += s.TotalSize()
 	}
+	if op.addend {
+		a, ok := op.k.(gradientAddend)
+		if !ok {
+			return nil, errors.Errorf("%s backward: built with a gradient to add, which the kernel does not take", op.k.name())
+		}
+		if !vals[n+2].Shape().Eq(shapes[0]) {
+			return nil, errors.Errorf("%s backward: the gradient to add has shape %v, input 0 %v", op.k.name(), vals[n+2].Shape(), shapes[0])
+		}
+		res, err := op.calls.bufferOf(n+2, vals[n+2], dt)
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s backward: the gradient to add", op.k.name())
+		}
+		if err := a.backwardAdding(in, out, dOut, res, dIn); err != nil {
+			return nil, errors.Wrapf(err, "%s backward", op.k.name())
+		}
+		return op.calls.packedOutput(packed, size), nil
+	}
 	if err := op.k.backward(in, out, dOut, dIn); err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
@@ -296,6 +355,9 @@ func (op fusedDiffOp) CallsExtern() bool    { return false }
 func (op fusedDiffOp) OverwritesInput() int { return -1 }
 func (op fusedDiffOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "%sDiff{%s}%v", op.k.name(), op.k.attrs(), op.k.inShapes())
+	if op.addend {
+		fmt.Fprint(h, "+addend")
+	}
 }
 func (op fusedDiffOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
 func (op fusedDiffOp) String() string   { return fmt.Sprintf("%sDiff{%s}", op.k.name(), op.k.attrs()) }

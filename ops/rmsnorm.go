@@ -16,6 +16,12 @@ const DefaultRMSNormEps = 1e-6
 // w of the last axis' size (RMSNorm, Zhang & Sennrich 2019; used instead of
 // LayerNorm in Wonderful Matrices appendix C.2).
 func RMSNorm(x, w *G.Node, eps float64) (*G.Node, error) {
+	return rmsnorm(x, w, eps, nil)
+}
+
+// rmsnorm is RMSNorm whose backward also adds, when res carries one, a
+// residual add's upstream gradient into dx (PreNorm).
+func rmsnorm(x, w *G.Node, eps float64, res *residualLink) (*G.Node, error) {
 	s := x.Shape()
 	if s.Dims() < 1 || w.Shape().Dims() != 1 || w.Shape()[0] != s[s.Dims()-1] {
 		return nil, errors.Errorf("rmsnorm: w %v must be a vector of x's last axis (x %v)", w.Shape(), s)
@@ -23,7 +29,7 @@ func RMSNorm(x, w *G.Node, eps float64) (*G.Node, error) {
 	if !(eps > 0) {
 		return nil, errors.Errorf("rmsnorm: eps must be > 0, got %v", eps)
 	}
-	return apply(rmsnormKernel{eps: eps, shape: s.Clone(), saved: &rmsnormSaved{}}, x, w)
+	return apply(rmsnormKernel{eps: eps, shape: s.Clone(), saved: &rmsnormSaved{}, res: res}, x, w)
 }
 
 type rmsnormKernel struct {
@@ -32,6 +38,9 @@ type rmsnormKernel struct {
 	// saved is shared by the op and its gradient op: each row's 1/rms from
 	// the forward, for the backward of a graph that takes the gradient.
 	saved *rmsnormSaved
+	// res links the op to the residual add that closes its block (PreNorm),
+	// nil for a plain RMSNorm.
+	res *residualLink
 }
 
 // rmsnormSaved is the forward's 1/rms of each row. The backward needs the
@@ -82,8 +91,13 @@ func (k rmsnormKernel) releaseSaved() {
 	}
 }
 
-func (k rmsnormKernel) name() string  { return "rmsnorm" }
-func (k rmsnormKernel) attrs() string { return fmt.Sprintf("eps=%g", k.eps) }
+func (k rmsnormKernel) name() string { return "rmsnorm" }
+func (k rmsnormKernel) attrs() string {
+	if k.res != nil {
+		return fmt.Sprintf("eps=%g,block=%d", k.eps, k.res.id)
+	}
+	return fmt.Sprintf("eps=%g", k.eps)
+}
 func (k rmsnormKernel) inShapes() []tensor.Shape {
 	return []tensor.Shape{k.shape, {k.shape[k.shape.Dims()-1]}}
 }
@@ -109,11 +123,22 @@ func (k rmsnormKernel) forward(in []any, out any) error {
 }
 
 func (k rmsnormKernel) backward(in []any, out, dOut any, dIn []any) error {
+	return k.backwardAdding(in, out, dOut, nil, dIn)
+}
+
+// addend is the residual's upstream gradient for dx (PreNorm), or nil.
+func (k rmsnormKernel) addend() *G.Node { return k.res.addend() }
+
+// backwardAdding is backward with dx = res + the norm's dx when res is
+// not nil.
+func (k rmsnormKernel) backwardAdding(in []any, out, dOut, res any, dIn []any) error {
 	switch dy := dOut.(type) {
 	case []float32:
-		rmsnormBackward(as[float32](dIn), dy, as[float32](in), k)
+		r, _ := res.([]float32)
+		rmsnormBackward(as[float32](dIn), dy, r, as[float32](in), k)
 	case []float64:
-		rmsnormBackward(as[float64](dIn), dy, as[float64](in), k)
+		r, _ := res.([]float64)
+		rmsnormBackward(as[float64](dIn), dy, r, as[float64](in), k)
 	}
 	return nil
 }
@@ -158,9 +183,10 @@ func invRMS[T floats](x []T, eps float64) float64 {
 }
 
 // rmsnormBackward: with r = 1/sqrt(mean(x²)+eps) and g = dy∘w,
-// dx = r*g - x * r³ * mean(g∘x); dw = Σ_rows dy∘x*r. Each worker sums its
-// rows' dw in float64; the workers' parts are added in worker order.
-func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
+// dx = r*g - x * r³ * mean(g∘x), plus res when res is not nil (PreNorm);
+// dw = Σ_rows dy∘x*r. Each worker sums its rows' dw in float64; the
+// workers' parts are added in worker order.
+func rmsnormBackward[T floats](dIn [][]T, dy, res []T, in [][]T, k rmsnormKernel) {
 	x, w := in[0], in[1]
 	d := len(w)
 	rows := len(x) / d
@@ -172,15 +198,19 @@ func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
 			invs = inv[lo:hi]
 		}
 		dw := make([]float64, d)
-		var dx []T
+		var dx, rs []T
 		if dIn[0] != nil {
 			dx = dIn[0][lo*d : hi*d]
+			if res != nil {
+				rs = res[lo*d : hi*d]
+			}
 		}
 		if x32, ok := any(x).([]float32); ok {
 			dx32, _ := any(dx).([]float32)
-			rmsnormBackwardRows32(dx32, any(dy).([]float32)[lo*d:hi*d], x32[lo*d:hi*d], any(w).([]float32), dw, k.eps, invs)
+			rs32, _ := any(rs).([]float32)
+			rmsnormBackwardRows32(dx32, rs32, any(dy).([]float32)[lo*d:hi*d], x32[lo*d:hi*d], any(w).([]float32), dw, k.eps, invs)
 		} else {
-			rmsnormBackwardRows(dx, dy[lo*d:hi*d], x[lo*d:hi*d], w, dw, k.eps, invs)
+			rmsnormBackwardRows(dx, rs, dy[lo*d:hi*d], x[lo*d:hi*d], w, dw, k.eps, invs)
 		}
 		dws[wk] = dw
 	})
@@ -197,12 +227,14 @@ func rmsnormBackward[T floats](dIn [][]T, dy []T, in [][]T, k rmsnormKernel) {
 }
 
 // rmsnormBackwardRows is the backward over the rows of x (each len(w)
-// long): dx (when not nil) is written, dy∘x·r is added to dw. Each row's
+// long): dx (when not nil) is written, plus res when res is not nil (one
+// rounded float add after the norm's dx is rounded to T, as a separate sum
+// would do it), and dy∘x·r is added to dw. Each row's
 // r = 1/rms is taken from invs when it is not nil (the forward's, the same
 // values), else computed. Σ g∘w∘x is summed in four interleaved partial
 // sums, as dot does. Float32 goes to C under the openblas build
 // (rmsnormBackwardRows32), with the same arithmetic in the same order.
-func rmsnormBackwardRows[T floats](dx, dy, x, w []T, dw []float64, eps float64, invs []float64) {
+func rmsnormBackwardRows[T floats](dx, res, dy, x, w []T, dw []float64, eps float64, invs []float64) {
 	d := len(w)
 	dw = dw[:d]
 	for r := 0; r+d <= len(x); r += d {
@@ -232,6 +264,11 @@ func rmsnormBackwardRows[T floats](dx, dy, x, w []T, dw []float64, eps float64, 
 			dxr := dx[r : r+d]
 			for j := range xr {
 				dxr[j] = T(inv*float64(gr[j])*float64(w[j]) - float64(xr[j])*c)
+			}
+			if res != nil {
+				for j, v := range res[r : r+d] {
+					dxr[j] = v + dxr[j]
+				}
 			}
 		}
 	}

@@ -45,8 +45,8 @@ static void wm_rmsnorm_fwd_any(float *y, const float *x, const float *w, ptrdiff
 	}
 }
 
-static void wm_rmsnorm_bwd_any(float *dx, const float *g, const float *x, const float *w, double *dw, ptrdiff_t rows,
-                               ptrdiff_t d, double eps, const double *invs) {
+static void wm_rmsnorm_bwd_any(float *dx, const float *res, const float *g, const float *x, const float *w, double *dw,
+                               ptrdiff_t rows, ptrdiff_t d, double eps, const double *invs) {
 	for (ptrdiff_t r = 0; r < rows; r++, x += d, g += d) {
 		double inv = invs != NULL ? invs[r] : wm_rms_inv_any(x, d, eps);
 		double s[4] = {0, 0, 0, 0};
@@ -65,6 +65,10 @@ static void wm_rmsnorm_bwd_any(float *dx, const float *g, const float *x, const 
 		double c = inv * inv * inv * ((s[0] + s[1]) + (s[2] + s[3])) / (double)d;
 		if (dx != NULL) {
 			for (j = 0; j < d; j++) dx[j] = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+			if (res != NULL) {
+				for (j = 0; j < d; j++) dx[j] = res[j] + dx[j];
+				res += d;
+			}
 			dx += d;
 		}
 	}
@@ -156,26 +160,32 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_fwd_avx2(float *y, const 
 	}
 }
 
-// wm_rmsnorm_dx_row_avx2 is one row of dx = inv·g·w − x·c.
-__attribute__((target("avx2"))) static void wm_rmsnorm_dx_row_avx2(float *dx, const float *g, const float *x,
-                                                                   const float *w, ptrdiff_t d, double inv,
-                                                                   double c) {
+// wm_rmsnorm_dx_row_avx2 is one row of dx = inv·g·w − x·c, rounded to
+// float, plus res (a float add) when res is not NULL.
+__attribute__((target("avx2"))) static void wm_rmsnorm_dx_row_avx2(float *dx, const float *res, const float *g,
+                                                                   const float *x, const float *w, ptrdiff_t d,
+                                                                   double inv, double c) {
 	__m256d vi = _mm256_set1_pd(inv), vc = _mm256_set1_pd(c);
 	ptrdiff_t j = 0;
 	for (; j + 4 <= d; j += 4) {
 		__m256d gw = _mm256_mul_pd(_mm256_mul_pd(vi, _mm256_cvtps_pd(_mm_loadu_ps(g + j))),
 		                           _mm256_cvtps_pd(_mm_loadu_ps(w + j)));
 		__m256d xc = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), vc);
-		_mm_storeu_ps(dx + j, _mm256_cvtpd_ps(_mm256_sub_pd(gw, xc)));
+		__m128 v = _mm256_cvtpd_ps(_mm256_sub_pd(gw, xc));
+		if (res != NULL) v = _mm_add_ps(_mm_loadu_ps(res + j), v);
+		_mm_storeu_ps(dx + j, v);
 	}
-	for (; j < d; j++) dx[j] = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+	for (; j < d; j++) {
+		float v = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+		dx[j] = res != NULL ? res[j] + v : v;
+	}
 }
 
 // wm_rmsnorm_bwd1_avx2 is the backward of one row: dw += g·x·inv, and dx
 // (when not NULL) from c = inv³·Σ g·w·x / d.
-__attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, const float *g, const float *x,
-                                                                 const float *w, double *dw, ptrdiff_t d,
-                                                                 double eps, const double *inv1) {
+__attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, const float *res, const float *g,
+                                                                 const float *x, const float *w, double *dw,
+                                                                 ptrdiff_t d, double eps, const double *inv1) {
 	double inv = inv1 != NULL ? *inv1 : wm_rms_inv_avx2(x, d, eps);
 	__m256d vi = _mm256_set1_pd(inv), acc = _mm256_setzero_pd();
 	ptrdiff_t j = 0;
@@ -193,7 +203,7 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, cons
 		dw[j] += gj * xj * inv;
 	}
 	double c = inv * inv * inv * ((s[0] + s[1]) + (s[2] + s[3])) / (double)d;
-	if (dx != NULL) wm_rmsnorm_dx_row_avx2(dx, g, x, w, d, inv, c);
+	if (dx != NULL) wm_rmsnorm_dx_row_avx2(dx, res, g, x, w, d, inv, c);
 }
 
 // wm_rmsnorm_bwd4_avx2 is wm_rmsnorm_bwd_avx2 of four rows side by side, as
@@ -201,9 +211,9 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd1_avx2(float *dx, cons
 // flight, and each four-wide block of dw loaded once for the four rows and
 // updated by them in row order, so every value is what the row-by-row
 // kernel gives.
-__attribute__((target("avx2"))) static void wm_rmsnorm_bwd4_avx2(float *dx, const float *g, const float *x,
-                                                                 const float *w, double *dw, ptrdiff_t d,
-                                                                 double eps, const double *inv4) {
+__attribute__((target("avx2"))) static void wm_rmsnorm_bwd4_avx2(float *dx, const float *res, const float *g,
+                                                                 const float *x, const float *w, double *dw,
+                                                                 ptrdiff_t d, double eps, const double *inv4) {
 	double inv[4], c[4];
 	if (inv4 != NULL)
 		for (int r = 0; r < 4; r++) inv[r] = inv4[r];
@@ -234,22 +244,27 @@ __attribute__((target("avx2"))) static void wm_rmsnorm_bwd4_avx2(float *dx, cons
 		c[r] = inv[r] * inv[r] * inv[r] * ((s[0] + s[1]) + (s[2] + s[3])) / (double)d;
 	}
 	if (dx != NULL)
-		for (int r = 0; r < 4; r++) wm_rmsnorm_dx_row_avx2(dx + r * d, g + r * d, x + r * d, w, d, inv[r], c[r]);
+		for (int r = 0; r < 4; r++)
+			wm_rmsnorm_dx_row_avx2(dx + r * d, res != NULL ? res + r * d : NULL, g + r * d, x + r * d, w, d, inv[r],
+			                       c[r]);
 }
 
 // wm_rmsnorm_bwd_avx2 runs the rows four at a time (wm_rmsnorm_bwd4_avx2),
 // the last rows % 4 one at a time.
-__attribute__((target("avx2"))) static void wm_rmsnorm_bwd_avx2(float *dx, const float *g, const float *x,
-                                                                const float *w, double *dw, ptrdiff_t rows,
-                                                                ptrdiff_t d, double eps, const double *invs) {
+__attribute__((target("avx2"))) static void wm_rmsnorm_bwd_avx2(float *dx, const float *res, const float *g,
+                                                                const float *x, const float *w, double *dw,
+                                                                ptrdiff_t rows, ptrdiff_t d, double eps,
+                                                                const double *invs) {
 	ptrdiff_t r = 0;
 	for (; r + 4 <= rows; r += 4, x += 4 * d, g += 4 * d) {
-		wm_rmsnorm_bwd4_avx2(dx, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
+		wm_rmsnorm_bwd4_avx2(dx, res, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
 		if (dx != NULL) dx += 4 * d;
+		if (res != NULL) res += 4 * d;
 	}
 	for (; r < rows; r++, x += d, g += d) {
-		wm_rmsnorm_bwd1_avx2(dx, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
+		wm_rmsnorm_bwd1_avx2(dx, res, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
 		if (dx != NULL) dx += d;
+		if (res != NULL) res += d;
 	}
 }
 
@@ -313,17 +328,22 @@ WM_RMS512_ATTR static void wm_rmsnorm_fwd_avx512(float *y, const float *x, const
 
 // wm_rmsnorm_dx_row_avx512 is wm_rmsnorm_dx_row_avx2 eight values at a
 // time (the same operations on each value).
-WM_RMS512_ATTR static void wm_rmsnorm_dx_row_avx512(float *dx, const float *g, const float *x, const float *w,
-                                                    ptrdiff_t d, double inv, double c) {
+WM_RMS512_ATTR static void wm_rmsnorm_dx_row_avx512(float *dx, const float *res, const float *g, const float *x,
+                                                    const float *w, ptrdiff_t d, double inv, double c) {
 	__m512d vi = _mm512_set1_pd(inv), vc = _mm512_set1_pd(c);
 	ptrdiff_t j = 0;
 	for (; j + 8 <= d; j += 8) {
 		__m512d gw = _mm512_mul_pd(_mm512_mul_pd(vi, _mm512_cvtps_pd(_mm256_loadu_ps(g + j))),
 		                           _mm512_cvtps_pd(_mm256_loadu_ps(w + j)));
 		__m512d xc = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + j)), vc);
-		_mm256_storeu_ps(dx + j, _mm512_cvtpd_ps(_mm512_sub_pd(gw, xc)));
+		__m256 v = _mm512_cvtpd_ps(_mm512_sub_pd(gw, xc));
+		if (res != NULL) v = _mm256_add_ps(_mm256_loadu_ps(res + j), v);
+		_mm256_storeu_ps(dx + j, v);
 	}
-	for (; j < d; j++) dx[j] = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+	for (; j < d; j++) {
+		float v = (float)(inv * (double)g[j] * (double)w[j] - (double)x[j] * c);
+		dx[j] = res != NULL ? res[j] + v : v;
+	}
 }
 
 // wm_rms_pair512 loads four floats of row a and four of row b (at a + d)
@@ -338,8 +358,9 @@ WM_RMS512_ATTR static inline __m512d wm_rms_pair512(const float *a, ptrdiff_t d)
 // wm_rmsnorm_bwd1_avx2; each four-wide block of dw is loaded once and
 // updated by the eight rows in row order, so every value is what the
 // row-by-row kernel gives.
-WM_RMS512_ATTR static void wm_rmsnorm_bwd8_avx512(float *dx, const float *g, const float *x, const float *w,
-                                                  double *dw, ptrdiff_t d, double eps, const double *inv8) {
+WM_RMS512_ATTR static void wm_rmsnorm_bwd8_avx512(float *dx, const float *res, const float *g, const float *x,
+                                                  const float *w, double *dw, ptrdiff_t d, double eps,
+                                                  const double *inv8) {
 	double inv[8], c[8];
 	if (inv8 != NULL)
 		for (int r = 0; r < 8; r++) inv[r] = inv8[r];
@@ -376,20 +397,23 @@ WM_RMS512_ATTR static void wm_rmsnorm_bwd8_avx512(float *dx, const float *g, con
 		c[r] = inv[r] * inv[r] * inv[r] * ((s[r][0] + s[r][1]) + (s[r][2] + s[r][3])) / (double)d;
 	}
 	if (dx != NULL)
-		for (int r = 0; r < 8; r++) wm_rmsnorm_dx_row_avx512(dx + r * d, g + r * d, x + r * d, w, d, inv[r], c[r]);
+		for (int r = 0; r < 8; r++)
+			wm_rmsnorm_dx_row_avx512(dx + r * d, res != NULL ? res + r * d : NULL, g + r * d, x + r * d, w, d,
+			                         inv[r], c[r]);
 }
 
 // wm_rmsnorm_bwd_avx512 runs the rows eight at a time
 // (wm_rmsnorm_bwd8_avx512), the rest as wm_rmsnorm_bwd_avx2 does.
-WM_RMS512_ATTR static void wm_rmsnorm_bwd_avx512(float *dx, const float *g, const float *x, const float *w,
-                                                 double *dw, ptrdiff_t rows, ptrdiff_t d, double eps,
+WM_RMS512_ATTR static void wm_rmsnorm_bwd_avx512(float *dx, const float *res, const float *g, const float *x,
+                                                 const float *w, double *dw, ptrdiff_t rows, ptrdiff_t d, double eps,
                                                  const double *invs) {
 	ptrdiff_t r = 0;
 	for (; r + 8 <= rows; r += 8, x += 8 * d, g += 8 * d) {
-		wm_rmsnorm_bwd8_avx512(dx, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
+		wm_rmsnorm_bwd8_avx512(dx, res, g, x, w, dw, d, eps, invs != NULL ? invs + r : NULL);
 		if (dx != NULL) dx += 8 * d;
+		if (res != NULL) res += 8 * d;
 	}
-	wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows - r, d, eps, invs != NULL ? invs + r : NULL);
+	wm_rmsnorm_bwd_avx2(dx, res, g, x, w, dw, rows - r, d, eps, invs != NULL ? invs + r : NULL);
 }
 
 #else
@@ -410,11 +434,11 @@ static void wm_rmsnorm_fwd(float *y, const float *x, const float *w, ptrdiff_t r
 	else if (wm_rms_level == 1) wm_rmsnorm_fwd_avx2(y, x, w, rows, d, eps, invs);
 	else wm_rmsnorm_fwd_any(y, x, w, rows, d, eps, invs);
 }
-static void wm_rmsnorm_bwd(float *dx, const float *g, const float *x, const float *w, double *dw, ptrdiff_t rows,
-                           ptrdiff_t d, double eps, const double *invs) {
-	if (wm_rms_level >= 2) wm_rmsnorm_bwd_avx512(dx, g, x, w, dw, rows, d, eps, invs);
-	else if (wm_rms_level == 1) wm_rmsnorm_bwd_avx2(dx, g, x, w, dw, rows, d, eps, invs);
-	else wm_rmsnorm_bwd_any(dx, g, x, w, dw, rows, d, eps, invs);
+static void wm_rmsnorm_bwd(float *dx, const float *res, const float *g, const float *x, const float *w, double *dw,
+                           ptrdiff_t rows, ptrdiff_t d, double eps, const double *invs) {
+	if (wm_rms_level >= 2) wm_rmsnorm_bwd_avx512(dx, res, g, x, w, dw, rows, d, eps, invs);
+	else if (wm_rms_level == 1) wm_rmsnorm_bwd_avx2(dx, res, g, x, w, dw, rows, d, eps, invs);
+	else wm_rmsnorm_bwd_any(dx, res, g, x, w, dw, rows, d, eps, invs);
 }
 */
 import "C"
@@ -442,20 +466,25 @@ func rmsnormForwardRows32(y, x, w []float32, eps float64, inv []float64) {
 }
 
 // rmsnormBackwardRows32 is rmsnormBackwardRows on float32 rows, in C; dx
-// may be nil.
-func rmsnormBackwardRows32(dx, dy, x, w []float32, dw []float64, eps float64, inv []float64) {
+// and res may be nil (res is read only with dx).
+func rmsnormBackwardRows32(dx, res, dy, x, w []float32, dw []float64, eps float64, inv []float64) {
 	d := len(w)
 	rows := len(x) / d
 	if rows == 0 {
 		return
 	}
 	_, _ = dy[rows*d-1], dw[d-1]
-	if dx != nil {
+	if dx == nil {
+		res = nil
+	} else {
 		_ = dx[rows*d-1]
+	}
+	if res != nil {
+		_ = res[rows*d-1]
 	}
 	if inv != nil {
 		_ = inv[rows-1]
 	}
-	C.wm_rmsnorm_bwd(f32p(dx), f32p(dy), f32p(x), f32p(w), f64p(dw), C.ptrdiff_t(rows), C.ptrdiff_t(d), C.double(eps),
+	C.wm_rmsnorm_bwd(f32p(dx), f32p(res), f32p(dy), f32p(x), f32p(w), f64p(dw), C.ptrdiff_t(rows), C.ptrdiff_t(d), C.double(eps),
 		f64p(inv))
 }

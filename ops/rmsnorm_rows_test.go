@@ -30,12 +30,31 @@ func TestRMSNormRowsMatchGo(t *testing.T) {
 			}
 			dw, wantDw := make([]float64, d), make([]float64, d)
 			for range 2 { // dw adds up over calls
-				rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6, nil)
-				rmsnormBackwardRows(wantDx, g, x, w, wantDw, 1e-6, nil)
+				rmsnormBackwardRows32(dx, nil, g, x, w, dw, 1e-6, nil)
+				rmsnormBackwardRows(wantDx, nil, g, x, w, wantDw, 1e-6, nil)
 			}
 			assertSame32(t, name+" dx", dx, wantDx)
 			assertSame64(t, name+" dw", dw, wantDw)
 		}
+		// With a residual gradient to add (PreNorm): dx is the norm's dx
+		// plus res, one float32 add per value, as a separate sum gives it,
+		// and dw is unchanged.
+		res := make([]float32, rows*d)
+		for i := range res {
+			res[i] = float32(r.NormFloat64())
+		}
+		plain, dx, wantDx := make([]float32, rows*d), make([]float32, rows*d), make([]float32, rows*d)
+		dw, wantDw, plainDw := make([]float64, d), make([]float64, d), make([]float64, d)
+		rmsnormBackwardRows32(dx, res, g, x, w, dw, 1e-6, nil)
+		rmsnormBackwardRows(wantDx, res, g, x, w, wantDw, 1e-6, nil)
+		rmsnormBackwardRows32(plain, nil, g, x, w, plainDw, 1e-6, nil)
+		assertSame32(t, name+" dx+res", dx, wantDx)
+		assertSame64(t, name+" dw with res", dw, plainDw)
+		assertSame64(t, name+" Go dw with res", wantDw, plainDw)
+		for i := range plain {
+			plain[i] += res[i]
+		}
+		assertSame32(t, name+" dx+res against a separate sum", dx, plain)
 	}
 }
 
@@ -74,8 +93,8 @@ func TestRMSNormSavedInvKeepsBits(t *testing.T) {
 			}
 			dx, wantDx := make([]float32, rows*d), make([]float32, rows*d)
 			dw, wantDw := make([]float64, d), make([]float64, d)
-			rmsnormBackwardRows32(dx, g, x, w, dw, 1e-6, inv)
-			rmsnormBackwardRows32(wantDx, g, x, w, wantDw, 1e-6, nil)
+			rmsnormBackwardRows32(dx, nil, g, x, w, dw, 1e-6, inv)
+			rmsnormBackwardRows32(wantDx, nil, g, x, w, wantDw, 1e-6, nil)
 			assertSame32(t, name+" dx", dx, wantDx)
 			assertSame64(t, name+" dw", dw, wantDw)
 			x64, g64, w64 := make([]float64, rows*d), make([]float64, rows*d), make([]float64, d)
@@ -88,8 +107,8 @@ func TestRMSNormSavedInvKeepsBits(t *testing.T) {
 			rmsnormForwardRows(make([]float64, rows*d), x64, w64, 1e-6, inv)
 			dx64, wantDx64 := make([]float64, rows*d), make([]float64, rows*d)
 			dw, wantDw = make([]float64, d), make([]float64, d)
-			rmsnormBackwardRows(dx64, g64, x64, w64, dw, 1e-6, inv)
-			rmsnormBackwardRows(wantDx64, g64, x64, w64, wantDw, 1e-6, nil)
+			rmsnormBackwardRows(dx64, nil, g64, x64, w64, dw, 1e-6, inv)
+			rmsnormBackwardRows(wantDx64, nil, g64, x64, w64, wantDw, 1e-6, nil)
 			assertSame64(t, name+" float64 dx", dx64, wantDx64)
 			assertSame64(t, name+" float64 dw", dw, wantDw)
 		}
@@ -138,7 +157,7 @@ func BenchmarkRMSNormRows32(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("bwd/d=%d", c.d), func(b *testing.B) {
 			for b.Loop() {
-				rmsnormBackwardRows32(y, g, x, w, dw, 1e-6, nil)
+				rmsnormBackwardRows32(y, nil, g, x, w, dw, 1e-6, nil)
 			}
 			b.ReportMetric(float64(c.rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
@@ -146,7 +165,7 @@ func BenchmarkRMSNormRows32(b *testing.B) {
 		rmsnormForwardRows32(y, x, w, 1e-6, inv)
 		b.Run(fmt.Sprintf("bwd-kept/d=%d", c.d), func(b *testing.B) { // with the forward's 1/rms, as in training
 			for b.Loop() {
-				rmsnormBackwardRows32(y, g, x, w, dw, 1e-6, inv)
+				rmsnormBackwardRows32(y, nil, g, x, w, dw, 1e-6, inv)
 			}
 			b.ReportMetric(float64(c.rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})

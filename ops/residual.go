@@ -1,0 +1,133 @@
+package ops
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+)
+
+// A pre-norm residual block, x + F(RMSNorm(x; w)) (SPEC §4), reads x twice:
+// in its norm and in the residual add that closes it. Gorgonia then builds
+// the gradient of x as a sum of two tensors, the residual's upstream
+// gradient and the norm's, in a pass of its own over three tensors of
+// x's size, and the two gradients it sums cannot share buffers with
+// anything (PlanBuffers plans only what fused ops read). PreNorm and
+// Residual.Add build the same values with the sum inside the norm's
+// backward: the add passes its upstream gradient to the norm's backward
+// (not to x), and the norm's backward writes dx = dres + its own dx, row by
+// row while the row is in cache. Each element is the same one IEEE add, so
+// the gradients are the same to the bit (TestPreNormSameBitsAsNormAndAdd).
+
+// Residual is the residual add that closes the block PreNorm opened on x.
+type Residual struct {
+	x, h *G.Node
+	link *residualLink
+}
+
+// residualLink carries the residual add's upstream gradient to the norm's
+// backward while Gorgonia builds the gradient graph. Gorgonia visits nodes
+// in reverse topological order, and the add depends on the norm through
+// the sublayer, so the add's SymDiff always runs first.
+type residualLink struct {
+	id     uint64
+	closed bool    // Add was called
+	grad   *G.Node // the add's upstream gradient, once its SymDiff ran
+	normed bool    // the norm's SymDiff ran
+}
+
+var residualLinks atomic.Uint64
+
+// PreNorm opens a pre-norm residual block on the residual stream x: h is
+// RMSNorm(x; w) with eps (Zhang & Sennrich 2019; Wonderful Matrices
+// appendix C.2), and r.Add(y) closes the block with x + y. The gradient of
+// x, the norm's plus the residual's, is written by the norm's backward in
+// one pass.
+func PreNorm(x, w *G.Node, eps float64) (h *G.Node, r *Residual, err error) {
+	link := &residualLink{id: residualLinks.Add(1)}
+	h, err = rmsnorm(x, w, eps, link)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "pre-norm")
+	}
+	return h, &Residual{x: x, h: h, link: link}, nil
+}
+
+// Add closes the block: x + y, y of x's shape computed from the block's h.
+// It may be called once. When y does not depend on h (a sublayer that
+// ignores its input), the norm's backward may not run after the add's, so
+// Add is then a plain Add(x, y).
+func (r *Residual) Add(y *G.Node) (*G.Node, error) {
+	if r == nil || r.link == nil {
+		return nil, errors.New("residual add: the block was not opened by PreNorm")
+	}
+	if r.link.closed {
+		return nil, errors.Errorf("residual add: the block opened on %s is closed already", r.x.Name())
+	}
+	if err := sameShape("residual add", r.x, y); err != nil {
+		return nil, err
+	}
+	r.link.closed = true
+	if !dependsOn(y, r.h) {
+		return Add(r.x, y)
+	}
+	return apply(residualAddKernel{binaryKernel: binaryKernel{op: binaryAdd, shape: r.x.Shape().Clone()}, link: r.link}, r.x, y)
+}
+
+// dependsOn says whether y is computed from h (or is h).
+func dependsOn(y, h *G.Node) bool {
+	g := y.Graph()
+	if g == nil || g != h.Graph() {
+		return false
+	}
+	seen := map[int64]bool{}
+	stack := []*G.Node{y}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n == h {
+			return true
+		}
+		if seen[n.ID()] {
+			continue
+		}
+		seen[n.ID()] = true
+		for it := g.From(n.ID()); it.Next(); {
+			stack = append(stack, it.Node().(*G.Node))
+		}
+	}
+	return false
+}
+
+// residualAddKernel is x + y whose gradient goes to y only as far as
+// Gorgonia knows: x's part, the same upstream gradient, goes to the norm's
+// backward through link (see PreNorm).
+type residualAddKernel struct {
+	binaryKernel
+	link *residualLink
+}
+
+func (k residualAddKernel) name() string    { return "residual_add" }
+func (k residualAddKernel) attrs() string   { return fmt.Sprintf("block=%d", k.link.id) }
+func (k residualAddKernel) diffWRT() []bool { return []bool{false, true} }
+
+// passGradient hands the upstream gradient to the norm's backward; y's
+// gradient is the upstream gradient itself.
+func (k residualAddKernel) passGradient(grad *G.Node) (G.Nodes, error) {
+	if k.link.normed {
+		return nil, errors.New("residual add: the norm's backward was built before the add's gradient was known")
+	}
+	k.link.grad = grad
+	return G.Nodes{nil, grad}, nil
+}
+
+// addend is the residual's upstream gradient for the norm's backward to
+// add into dx, nil when the block has none (no add, or one that Gorgonia
+// does not differentiate). Asking marks the norm's backward built.
+func (l *residualLink) addend() *G.Node {
+	if l == nil {
+		return nil
+	}
+	l.normed = true
+	return l.grad
+}

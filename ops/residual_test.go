@@ -1,0 +1,240 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// twoBlocks builds two pre-norm residual blocks on x [2,3,8], each with a
+// linear sublayer, and the final x. With alsoReadsX the second sublayer is
+// (h W2) ⊙ silu(x1) instead, which reads the residual stream a third time. With
+// fold it uses PreNorm and Residual.Add; without, RMSNorm and Add, the
+// graph Gorgonia sums x's gradients in.
+func twoBlocks(in []*G.Node, fold, alsoReadsX bool) (*G.Node, error) {
+	x, w0, W, w1, W2 := in[0], in[1], in[2], in[3], in[4]
+	block := func(x, w *G.Node, f func(h *G.Node) (*G.Node, error)) (*G.Node, error) {
+		if !fold {
+			h, err := RMSNorm(x, w, DefaultRMSNormEps)
+			if err != nil {
+				return nil, err
+			}
+			y, err := f(h)
+			if err != nil {
+				return nil, err
+			}
+			return Add(x, y)
+		}
+		h, r, err := PreNorm(x, w, DefaultRMSNormEps)
+		if err != nil {
+			return nil, err
+		}
+		y, err := f(h)
+		if err != nil {
+			return nil, err
+		}
+		return r.Add(y)
+	}
+	x1, err := block(x, w0, func(h *G.Node) (*G.Node, error) { return Linear(h, W) })
+	if err != nil {
+		return nil, err
+	}
+	return block(x1, w1, func(h *G.Node) (*G.Node, error) {
+		y, err := Linear(h, W2)
+		if err != nil || !alsoReadsX {
+			return y, err
+		}
+		return GatedSiLU(y, x1)
+	})
+}
+
+var twoBlocksInputs = []fdInput{
+	{name: "x", shape: []int{2, 3, 8}},
+	{name: "w0", shape: []int{8}, gen: uniformIn(0.5, 1.5)},
+	{name: "W", shape: []int{8, 8}},
+	{name: "w1", shape: []int{8}, gen: uniformIn(0.5, 1.5)},
+	{name: "W2", shape: []int{8, 8}},
+}
+
+// The pre-norm block's gradients, with x's two parts summed in the norm's
+// backward, match central finite differences in float64; also when a
+// sublayer reads the residual stream itself, whose gradient Gorgonia then
+// adds to the norm's.
+func TestPreNormGradFD(t *testing.T) {
+	for _, alsoReadsX := range []bool{false, true} {
+		checkGradFD(t, 31, twoBlocksInputs, func(in []*G.Node) (*G.Node, error) { return twoBlocks(in, true, alsoReadsX) })
+	}
+}
+
+// PreNorm and Residual.Add give the same output and gradients, bit for
+// bit, as RMSNorm and Add with Gorgonia's sum of x's two gradients (run by
+// this package's engine, as the trainers run it), in float32 and float64;
+// and the folded graph has no Gorgonia add left in its gradient.
+func TestPreNormSameBitsAsNormAndAdd(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		r := rand.New(rand.NewSource(32))
+		data := drawInputs(r, twoBlocksInputs)
+		upstream := make([]float64, 2*3*8)
+		for i := range upstream {
+			upstream[i] = r.NormFloat64()
+		}
+		run := func(fold bool) []tensor.Tensor {
+			g := G.NewGraph()
+			nodes := make([]*G.Node, len(twoBlocksInputs))
+			for i, s := range twoBlocksInputs {
+				nodes[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
+			}
+			y, err := twoBlocks(nodes, fold, false)
+			if err != nil {
+				t.Fatalf("build: %+v", err)
+			}
+			u := G.NewTensor(g, dt, 3, G.WithName("u"), G.WithValue(tensorOf(dt, upstream, []int{2, 3, 8})))
+			cost, err := weightedSum(y, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			grads, err := G.Grad(cost, nodes...)
+			if err != nil {
+				t.Fatalf("grad: %+v", err)
+			}
+			if fold {
+				for _, n := range g.AllNodes() {
+					if name := n.Op(); name != nil && strings.HasPrefix(name.String(), "+") && n.Shape().TotalSize() == 2*3*8 {
+						t.Errorf("%v: the folded graph still sums x's gradients in Gorgonia (%v)", dt, n)
+					}
+				}
+			}
+			vm := NewTapeMachine(g)
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatalf("run: %+v", err)
+			}
+			out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
+			for _, gn := range grads {
+				out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
+			}
+			return out
+		}
+		folded, summed := run(true), run(false)
+		names := []string{"output", "dx", "dw0", "dW", "dw1", "dW2"}
+		for i := range folded {
+			assertSameBits(t, dt.String()+" "+names[i], folded[i], summed[i])
+		}
+	}
+}
+
+// tensorOf is data as a tensor of dt and shape.
+func tensorOf(dt tensor.Dtype, data []float64, shape []int) tensor.Tensor {
+	if dt == tensor.Float32 {
+		v := make([]float32, len(data))
+		for i, x := range data {
+			v[i] = float32(x)
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
+}
+
+// A block whose sublayer ignores h closes with a plain add, so x still
+// gets the residual's gradient (checked by finite differences); a second
+// Add and a y of another shape are errors that say what was wrong.
+func TestResidualAddEdges(t *testing.T) {
+	checkGradFD(t, 33, []fdInput{
+		{name: "x", shape: []int{3, 4}},
+		{name: "w", shape: []int{4}, gen: uniformIn(0.5, 1.5)},
+		{name: "z", shape: []int{3, 4}},
+	}, func(in []*G.Node) (*G.Node, error) {
+		h, r, err := PreNorm(in[0], in[1], DefaultRMSNormEps)
+		if err != nil {
+			return nil, err
+		}
+		y, err := r.Add(in[2]) // y does not depend on h
+		if err != nil {
+			return nil, err
+		}
+		return Add(y, h) // h still reaches the output, after the add
+	})
+
+	g := G.NewGraph()
+	x := tensorNode(g, "x", make([]float64, 12), 3, 4)
+	w := tensorNode(g, "w", []float64{1, 1, 1, 1}, 4)
+	h, r, err := PreNorm(x, w, DefaultRMSNormEps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := tensorNode(g, "wide", make([]float64, 15), 3, 5)
+	if _, err := r.Add(wide); err == nil || !strings.Contains(err.Error(), "wide") {
+		t.Errorf("Add of a [3,5] y to a [3,4] block: error %v, want one naming the shapes", err)
+	}
+	if _, err := r.Add(h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Add(h); err == nil || !strings.Contains(err.Error(), "closed already") {
+		t.Errorf("second Add: error %v, want \"closed already\"", err)
+	}
+	var none *Residual
+	if _, err := none.Add(h); err == nil {
+		t.Error("Add on a nil Residual: no error")
+	}
+}
+
+// BenchmarkPreNormBlocks times two pre-norm blocks, x + h ⊙ v with
+// h = RMSNorm(x), forward and backward: folded (PreNorm, x's two gradients
+// summed inside the norm's backward) and summed (RMSNorm and Add, the sum
+// Gorgonia builds), at the bench's d_model 64 and 256 sizes.
+func BenchmarkPreNormBlocks(b *testing.B) {
+	for _, s := range []struct{ batch, t, d int }{{8, 256, 64}, {4, 1024, 256}} {
+		inputs := []fdInput{
+			{name: "x", shape: []int{s.batch, s.t, s.d}},
+			{name: "w0", shape: []int{s.d}, gen: uniformIn(0.5, 1.5)},
+			{name: "w1", shape: []int{s.d}, gen: uniformIn(0.5, 1.5)},
+			{name: "v", shape: []int{s.batch, s.t, s.d}, noGrad: true},
+		}
+		for _, fold := range []bool{true, false} {
+			name := fmt.Sprintf("d%d/summed", s.d)
+			if fold {
+				name = fmt.Sprintf("d%d/folded", s.d)
+			}
+			b.Run(name, func(b *testing.B) {
+				benchOp(b, s.batch*s.t, inputs, true, func(in []*G.Node) (*G.Node, error) {
+					x := in[0]
+					for _, w := range in[1:3] {
+						var err error
+						if x, err = preNormBlock(x, w, in[3], fold); err != nil {
+							return nil, err
+						}
+					}
+					return x, nil
+				})
+			})
+		}
+	}
+}
+
+// preNormBlock is x + RMSNorm(x; w) ⊙ v, folded (PreNorm) or not.
+func preNormBlock(x, w, v *G.Node, fold bool) (*G.Node, error) {
+	if !fold {
+		h, err := RMSNorm(x, w, DefaultRMSNormEps)
+		if err != nil {
+			return nil, err
+		}
+		y, err := Mul(h, v)
+		if err != nil {
+			return nil, err
+		}
+		return Add(x, y)
+	}
+	h, r, err := PreNorm(x, w, DefaultRMSNormEps)
+	if err != nil {
+		return nil, err
+	}
+	y, err := Mul(h, v)
+	if err != nil {
+		return nil, err
+	}
+	return r.Add(y)
+}
