@@ -112,9 +112,14 @@ func (m *Model) hidden(b *layers.Builder, ids *G.Node, st *DecodeState) *G.Node 
 			ls = st.Layers[i]
 		}
 		// x + Layer(RMSNorm(x)), with x's two gradients summed inside the
-		// norm's backward (ops.PreNorm).
+		// norm's backward (ops.PreNorm), and the add inside the layer's
+		// last op where the layer can do it (layers.Closer).
 		h, res, err := ops.PreNorm(x, b.Node(blk.Norm), c.NormEps)
 		h = b.Must(h, errors.Wrapf(err, "block %d", i))
+		if cl, ok := blk.Layer.(layers.Closer); ok {
+			x = cl.ForwardClosing(b, h, res, ls)
+			continue
+		}
 		y, err := res.Add(blk.Layer.Forward(b, h, ls))
 		x = b.Must(y, errors.Wrapf(err, "block %d (%s)", i, blk.Layer.Kind()))
 	}

@@ -67,6 +67,24 @@ func TestLayerGradFD(t *testing.T) {
 	}
 }
 
+// TestLayersCloseTheirBlocks: a layer that closes its own pre-norm block
+// (layers.Closer; the MLP does) gives the block's output and every
+// gradient bit for bit as the block closed by an add (layertest).
+func TestLayersCloseTheirBlocks(t *testing.T) {
+	closers := 0
+	for name, l := range testLayers() {
+		if _, ok := l.(layers.Closer); ok {
+			closers++
+		}
+		if err := layertest.CheckClosing(l, layertest.Settings{Batch: testB, Time: testT, DModel: testD}); err != nil {
+			t.Errorf("%s: %+v", name, err)
+		}
+	}
+	if closers == 0 {
+		t.Error("no layer implements layers.Closer: the check checked nothing")
+	}
+}
+
 // TestLayersRejectBadInput: a wrong input width is an error naming the
 // layer, not a panic.
 func TestLayersRejectBadInput(t *testing.T) {

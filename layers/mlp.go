@@ -65,3 +65,11 @@ func (l *MLP) Forward(b *Builder, x *G.Node, _ *State) *G.Node {
 	dims(b, x, "mlp", l.shape.DModel)
 	return b.Must(ops.SwiGLU(x, b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
 }
+
+// ForwardClosing builds the block's output x + Forward(b, h) with
+// Residual.SwiGLU: the residual added in SwiGLU's blocks of rows, right
+// after each block's down-projection (Closer).
+func (l *MLP) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, _ *State) *G.Node {
+	dims(b, h, "mlp", l.shape.DModel)
+	return b.Must(r.SwiGLU(b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
+}

@@ -1,6 +1,10 @@
 package layers
 
-import G "gorgonia.org/gorgonia"
+import (
+	G "gorgonia.org/gorgonia"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
+)
 
 // Sublayer is one residual sublayer of a stack (SPEC §4): a mixer or an FFN
 // mapping x [b,t,d_model] to y [b,t,d_model]. Forward builds the graph; with
@@ -12,6 +16,17 @@ type Sublayer interface {
 	Params() Params
 	// Forward builds y for x under b (Must/Fail stop the build on an error).
 	Forward(b *Builder, x *G.Node, st *State) *G.Node
+}
+
+// Closer is implemented by layers whose last op can also add the residual
+// stream, closing their pre-norm block x + Layer(RMSNorm(x)) themselves
+// (ops.Residual): the block's output is written in the op's blocks of rows
+// while they are in cache, instead of by an add of whole tensors after it.
+// ForwardClosing returns x + Forward(b, h, st), with the same values to the
+// bit, for h the block's r's normalised input. A layer outside this module
+// need not implement it: the model then closes the block with r.Add.
+type Closer interface {
+	ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node
 }
 
 // Sparse is implemented by layers that use only part of their parameters per

@@ -161,6 +161,12 @@ type gradientAddend interface {
 	backwardAdding(in []any, out, dOut, addend any, dIn []any) error
 }
 
+// residualCloser is a kernel that can close a pre-norm block (PreNorm):
+// its output is the residual stream plus its own result, and the upstream
+// gradient, the stream's share, goes to the block's norm; residual is nil
+// when the op does not close one.
+type residualCloser interface{ residual() *residualLink }
+
 // SymDiff adds the backward node and one unpack node per differentiable input.
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if p, ok := op.k.(gradientPasser); ok {
@@ -173,6 +179,13 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 			res[i] = grad
 		}
 		return res, nil
+	}
+	if c, ok := op.k.(residualCloser); ok {
+		if l := c.residual(); l != nil {
+			if err := l.pass(grad); err != nil {
+				return nil, errors.Wrapf(err, "%s", op.k.name())
+			}
+		}
 	}
 	if w, ok := op.k.(gradientAware); ok {
 		w.gradientWanted()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // A pre-norm residual block, x + F(RMSNorm(x; w)) (SPEC §4), reads x twice:
@@ -58,16 +59,53 @@ func PreNorm(x, w *G.Node, eps float64) (h *G.Node, r *Residual, err error) {
 // ignores its input), the norm's backward may not run after the add's, so
 // Add is then a plain Add(x, y).
 func (r *Residual) Add(y *G.Node) (*G.Node, error) {
-	if r == nil || r.link == nil {
-		return nil, errors.New("residual add: the block was not opened by PreNorm")
-	}
-	if r.link.closed {
-		return nil, errors.Errorf("residual add: the block opened on %s is closed already", r.x.Name())
+	if err := r.check("residual add"); err != nil {
+		return nil, err
 	}
 	if err := sameShape("residual add", r.x, y); err != nil {
 		return nil, err
 	}
+	return r.add(y)
+}
+
+// SwiGLU closes the block with its MLP: x + SwiGLU(h; W1, W3, W2) (see
+// SwiGLU), the residual added inside the op, in each block of rows right
+// after its down-projection, while the block's rows of y are in cache.
+// The values are those of Add(x, SwiGLU(h, …)) to the bit. Where SwiGLU
+// runs as three nodes (the pure-Go build), it is Add of them.
+func (r *Residual) SwiGLU(w1, w3, w2 *G.Node) (*G.Node, error) {
+	if err := r.check("residual swiglu"); err != nil {
+		return nil, err
+	}
+	return swiglu(r.h, w1, w3, w2, r)
+}
+
+// check says what is wrong with closing r now, if anything.
+func (r *Residual) check(what string) error {
+	if r == nil || r.link == nil {
+		return errors.Errorf("%s: the block was not opened by PreNorm", what)
+	}
+	if r.link.closed {
+		return errors.Errorf("%s: the block opened on %s is closed already", what, r.x.Name())
+	}
+	return nil
+}
+
+// close marks the block closed by an op whose output has shape s.
+func (r *Residual) close(s tensor.Shape) error {
+	if !s.Eq(r.x.Shape()) {
+		return errors.Errorf("residual: the block's output %v must be x's shape %v", s, r.x.Shape())
+	}
 	r.link.closed = true
+	return nil
+}
+
+// add closes the block with x + y (y of x's shape): through the norm's
+// backward when y depends on h, else as a plain Add.
+func (r *Residual) add(y *G.Node) (*G.Node, error) {
+	if err := r.close(y.Shape()); err != nil {
+		return nil, err
+	}
 	if !dependsOn(y, r.h) {
 		return Add(r.x, y)
 	}
@@ -114,11 +152,20 @@ func (k residualAddKernel) diffWRT() []bool { return []bool{false, true} }
 // passGradient hands the upstream gradient to the norm's backward; y's
 // gradient is the upstream gradient itself.
 func (k residualAddKernel) passGradient(grad *G.Node) (G.Nodes, error) {
-	if k.link.normed {
-		return nil, errors.New("residual add: the norm's backward was built before the add's gradient was known")
+	if err := k.link.pass(grad); err != nil {
+		return nil, err
 	}
-	k.link.grad = grad
 	return G.Nodes{nil, grad}, nil
+}
+
+// pass records the block output's upstream gradient, x's share of it,
+// for the norm's backward.
+func (l *residualLink) pass(grad *G.Node) error {
+	if l.normed {
+		return errors.New("residual: the norm's backward was built before the block output's gradient was known")
+	}
+	l.grad = grad
+	return nil
 }
 
 // addend is the residual's upstream gradient for the norm's backward to

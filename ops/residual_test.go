@@ -238,3 +238,152 @@ func preNormBlock(x, w, v *G.Node, fold bool) (*G.Node, error) {
 	}
 	return r.Add(y)
 }
+
+// residualSwiGLUWithBlock builds x + SwiGLU(RMSNorm(x; w)) closed inside
+// the op (Residual.SwiGLU) with SwiGLU's blocks of rows set by hand (0:
+// whole), from x, w, W1, W3, W2.
+func residualSwiGLUWithBlock(blk int) func(in []*G.Node) (*G.Node, error) {
+	return func(in []*G.Node) (*G.Node, error) {
+		h, r, err := PreNorm(in[0], in[1], DefaultRMSNormEps)
+		if err != nil {
+			return nil, err
+		}
+		ws := in[2].Shape()
+		if err := r.close(in[0].Shape()); err != nil {
+			return nil, err
+		}
+		k := swigluKernel{x: h.Shape().Clone(), d: ws[0], f: ws[1], blk: blk, saved: &swigluSaved{}, res: r.link}
+		return apply(k, h, in[2], in[3], in[4], in[0])
+	}
+}
+
+func residualSwiGLUInputs(shape []int, d, f int) []fdInput {
+	in := swigluFDInputs(shape, d, f)
+	return append([]fdInput{in[0], {name: "w", shape: []int{d}, gen: uniformIn(0.5, 1.5)}}, in[1:]...)
+}
+
+// A block closed by its MLP (x + SwiGLU(RMSNorm(x)), the residual added in
+// SwiGLU's blocks) against central finite differences in float64, whole
+// and by blocks of rows with a short last block.
+func TestResidualSwiGLUGradFD(t *testing.T) {
+	for _, blk := range []int{0, 3, 4} {
+		t.Run(fmt.Sprintf("blk=%d", blk), func(t *testing.T) {
+			checkGradFD(t, 34, residualSwiGLUInputs([]int{2, 5}, 4, 6), residualSwiGLUWithBlock(blk))
+		})
+	}
+}
+
+// Residual.SwiGLU gives the values and gradients of RMSNorm, SwiGLU and
+// Add, bit for bit, in float32 and float64, on each path SwiGLU takes in
+// this build (the small kernels' blocks, the packed kernels' blocks, the
+// three nodes), with several blocks and a short last one, and whole.
+func TestResidualSwiGLUSameBits(t *testing.T) {
+	defer func(s, p bool) { blasSmallKernels, blasPackedBlocks = s, p }(blasSmallKernels, blasPackedBlocks)
+	const d, f = 64, 176
+	type path struct{ small, packed bool }
+	paths := []path{{false, false}, {true, false}}
+	if blasPackedBlocks {
+		paths = append(paths, path{false, true})
+	}
+	for _, p := range paths {
+		blasSmallKernels, blasPackedBlocks = p.small, p.packed
+		for _, shape := range [][]int{{2, 300}, {1, 40}} {
+			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+				name := fmt.Sprintf("small=%v packed=%v shape=%v %v", p.small, p.packed, shape, dt)
+				inputs := residualSwiGLUInputs(shape, d, f)
+				r := rand.New(rand.NewSource(35))
+				data := drawInputs(r, inputs)
+				for _, i := range []int{2, 3, 4} { // weights at 1/√fan-in
+					for j := range data[i] {
+						data[i][j] /= 10
+					}
+				}
+				upstream := randData(r, len(data[0]), nil)
+				run := func(fold bool) []tensor.Tensor {
+					g := G.NewGraph()
+					n := make([]*G.Node, len(inputs))
+					for i, s := range inputs {
+						n[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
+					}
+					var y *G.Node
+					if fold {
+						_, res, err := PreNorm(n[0], n[1], DefaultRMSNormEps)
+						if err != nil {
+							t.Fatal(err)
+						}
+						y = G.Must(res.SwiGLU(n[2], n[3], n[4]))
+						want := "residual_add" // after the three nodes
+						if swigluRowBlock(f, d) > 0 {
+							want = "swiglu"
+						}
+						if op, ok := y.Op().(fusedOp); !ok || op.k.name() != want {
+							t.Fatalf("%s: the block closed with %v, want %s", name, y.Op(), want)
+						}
+					} else {
+						h := G.Must(RMSNorm(n[0], n[1], DefaultRMSNormEps))
+						y = G.Must(Add(n[0], G.Must(SwiGLU(h, n[2], n[3], n[4]))))
+					}
+					u := G.NewTensor(g, dt, y.Dims(), G.WithName("u"), G.WithValue(tensorOf(dt, upstream, y.Shape())))
+					cost := G.Must(weightedSum(y, u))
+					grads, err := G.Grad(cost, n...)
+					if err != nil {
+						t.Fatalf("%s: grad: %+v", name, err)
+					}
+					vm := NewTapeMachine(g)
+					defer vm.Close()
+					if err := vm.RunAll(); err != nil {
+						t.Fatalf("%s: run: %+v", name, err)
+					}
+					out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
+					for _, gn := range grads {
+						out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
+					}
+					return out
+				}
+				got, want := run(true), run(false)
+				for i, what := range []string{"y", "dx", "dw", "dW1", "dW3", "dW2"} {
+					assertSameBits(t, name+" "+what, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkResidualMLP times a pre-norm MLP block, x + SwiGLU(RMSNorm(x)),
+// at the bench's d_model 64 and 256 sizes, forward alone and forward and
+// backward: folded (Residual.SwiGLU, the residual added in SwiGLU's blocks
+// of rows) and summed (RMSNorm, SwiGLU and Add).
+func BenchmarkResidualMLP(b *testing.B) {
+	for _, s := range []struct{ batch, t, d int }{{8, 256, 64}, {4, 1024, 256}} {
+		f := (8*s.d/3 + 7) / 8 * 8
+		inputs := residualSwiGLUInputs([]int{s.batch, s.t}, s.d, f)
+		for _, pass := range []string{"fwd", "fwdbwd"} {
+			for _, fold := range []bool{true, false} {
+				name := fmt.Sprintf("d%d/%s/summed", s.d, pass)
+				if fold {
+					name = fmt.Sprintf("d%d/%s/folded", s.d, pass)
+				}
+				b.Run(name, func(b *testing.B) {
+					benchOp(b, s.batch*s.t, inputs, pass == "fwdbwd", func(in []*G.Node) (*G.Node, error) {
+						if fold {
+							_, r, err := PreNorm(in[0], in[1], DefaultRMSNormEps)
+							if err != nil {
+								return nil, err
+							}
+							return r.SwiGLU(in[2], in[3], in[4])
+						}
+						h, err := RMSNorm(in[0], in[1], DefaultRMSNormEps)
+						if err != nil {
+							return nil, err
+						}
+						y, err := SwiGLU(h, in[2], in[3], in[4])
+						if err != nil {
+							return nil, err
+						}
+						return Add(in[0], y)
+					})
+				})
+			}
+		}
+	}
+}

@@ -30,11 +30,21 @@ import (
 // backward (swigluSaved); an evaluation forward keeps nothing of [rows, f].
 // In the pure-Go build it builds those three nodes (swigluNodes).
 func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
+	return swiglu(x, w1, w3, w2, nil)
+}
+
+// swiglu is SwiGLU, or with r the block's output r.x + SwiGLU(x) (x is
+// r.h), the residual added in each block of rows right after its
+// down-projection (Residual.SwiGLU).
+func swiglu(x, w1, w3, w2 *G.Node, r *Residual) (*G.Node, error) {
 	xs, s1 := x.Shape(), w1.Shape()
 	if xs.Dims() < 1 || s1.Dims() != 2 || s1[0] != xs[xs.Dims()-1] {
 		return nil, errors.Errorf("swiglu: W1 %v must be [d, f] with d = x's last axis (x %v)", s1, xs)
 	}
 	k := swigluKernel{x: xs.Clone(), d: s1[0], f: s1[1], saved: &swigluSaved{}}
+	if r != nil {
+		k.res = r.link
+	}
 	k.blk = swigluRowBlock(k.f, k.d)
 	if !w3.Shape().Eq(s1) {
 		return nil, errors.Errorf("swiglu: W3 must be W1's shape %v, got %v", s1, w3.Shape())
@@ -43,7 +53,17 @@ func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
 		return nil, errors.Errorf("swiglu: W2 must be [f=%d, d=%d], got %v", k.f, k.d, s2)
 	}
 	if k.blk == 0 {
-		return swigluNodes(x, w1, w3, w2)
+		y, err := swigluNodes(x, w1, w3, w2)
+		if err != nil || r == nil {
+			return y, err
+		}
+		return r.add(y)
+	}
+	if r != nil {
+		if err := r.close(k.x); err != nil {
+			return nil, err
+		}
+		return apply(k, x, w1, w3, w2, r.x)
 	}
 	return apply(k, x, w1, w3, w2)
 }
@@ -107,6 +127,10 @@ type swigluKernel struct {
 	// saved is shared by the op and its gradient op (not an attribute: no
 	// hash).
 	saved *swigluSaved
+	// res, when not nil, makes the op close a pre-norm block: a fifth
+	// input, the residual stream x, is added to y, and y's upstream
+	// gradient, x's share, goes to the block's norm (Residual.SwiGLU).
+	res *residualLink
 }
 
 // swigluSaved is what a SwiGLU forward keeps for its backward in the same
@@ -141,9 +165,18 @@ func (k swigluKernel) releaseSaved() {
 	}
 }
 
-func (k swigluKernel) name() string  { return "swiglu" }
-func (k swigluKernel) attrs() string { return fmt.Sprintf("blk=%d", k.blk) }
-func (k swigluKernel) rows() int     { return k.x.TotalSize() / k.d }
+func (k swigluKernel) name() string { return "swiglu" }
+func (k swigluKernel) attrs() string {
+	if k.res != nil {
+		return fmt.Sprintf("blk=%d,block=%d", k.blk, k.res.id)
+	}
+	return fmt.Sprintf("blk=%d", k.blk)
+}
+
+// residual is the block the op closes, or nil (see fusedOp.SymDiff).
+func (k swigluKernel) residual() *residualLink { return k.res }
+
+func (k swigluKernel) rows() int { return k.x.TotalSize() / k.d }
 
 // productFLOPs is the work of n of the op's [rows, d]×[d, f]-sized products
 // (the forward has 3, the backward 6), for parallelForWork.
@@ -151,10 +184,18 @@ func (k swigluKernel) productFLOPs(n int) float64 {
 	return float64(n) * gemmWork(k.rows(), k.d, k.f)
 }
 func (k swigluKernel) inShapes() []tensor.Shape {
+	if k.res != nil {
+		return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}, k.x}
+	}
 	return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}}
 }
 func (k swigluKernel) outShape() tensor.Shape { return k.x }
-func (k swigluKernel) diffWRT() []bool        { return []bool{true, true, true, true} }
+func (k swigluKernel) diffWRT() []bool {
+	if k.res != nil {
+		return []bool{true, true, true, true, false}
+	}
+	return []bool{true, true, true, true}
+}
 
 // gemm with beta 0 writes every element of y, dx and the weights' gradients.
 func (k swigluKernel) writesWholeOutput() bool    { return true }
@@ -180,10 +221,15 @@ func (k swigluKernel) backward(in []any, out, dOut any, dIn []any) error {
 	return nil
 }
 
-// swigluForward writes y, and when the graph takes the gradient keeps H1
+// swigluForward writes y, plus the residual stream in[4] when the op
+// closes a block (k.res), and when the graph takes the gradient keeps H1
 // and H3 in k.saved.
 func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 	x, w1, w3, w2 := in[0], in[1], in[2], in[3]
+	var xres []T
+	if k.res != nil {
+		xres = in[4]
+	}
 	rows, sv := k.rows(), k.saved
 	sv.release() // a save nobody used (an evaluation run) goes back first
 	var h1, h3 []T
@@ -205,6 +251,9 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		gemmTall(false, rows, k.f, k.d, x, k.d, w3, k.f, 0, h3, k.f)
 		parallelRanges(len(a), func(_, lo, hi int) { gatedSiLU(a[lo:hi], h3[lo:hi], h1[lo:hi]) })
 		gemmTall(false, rows, k.d, k.f, a, k.f, w2, k.d, 0, y, k.d)
+		if xres != nil {
+			parallelRanges(len(y), func(_, lo, hi int) { addVec(y[lo:hi], xres[lo:hi], y[lo:hi]) })
+		}
 	} else {
 		keep := h1 != nil
 		r1, r3 := swigluInputOperands(w1, w3, k)
@@ -229,6 +278,12 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 			swigluHiddenBlock(p1, p3, x, r1, r3, r0, m, k)
 			gatedSiLU(a, p3, p1)
 			r2.mul(m, a, k.f, 0, y[r0*k.d:], k.d)
+			if xres != nil {
+				// The block's rows of y are in cache: the residual add
+				// reads x's rows alone. x + y, as Add's order.
+				yb := y[r0*k.d : end*k.d]
+				addVec(yb, xres[r0*k.d:end*k.d], yb)
+			}
 		})
 	}
 	if sv.wanted {

@@ -195,3 +195,98 @@ func normals(r *rand.Rand, n int) []float64 {
 	}
 	return v
 }
+
+// CheckClosing checks a layer that closes its own pre-norm block
+// (layers.Closer): in float64, with l's parameters as CheckGradients
+// initialises them, the block's output and the gradients of every
+// parameter, of x and of the norm's weight must be, bit for bit, those of
+// the block closed by an add, x + l.Forward(RMSNorm(x)). A layer that does
+// not implement layers.Closer passes.
+func CheckClosing(l layers.Sublayer, s Settings) error {
+	cl, ok := l.(layers.Closer)
+	if !ok {
+		return nil
+	}
+	s = s.resolved()
+	if s.DModel < 1 {
+		return fmt.Errorf("layertest: Settings.DModel is required")
+	}
+	if err := l.Params().Initialize(tensor.Float64, 7); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewSource(s.Seed))
+	for _, p := range l.Params() {
+		d := p.Data().([]float64)
+		for i := range d {
+			d[i] += s.Jitter * r.NormFloat64()
+		}
+	}
+	n := s.Batch * s.Time * s.DModel
+	x, w, g := normals(r, n), normals(r, n), normals(r, s.DModel)
+	for i := range g {
+		g[i] = 1 + 0.3*g[i]
+	}
+	// block returns the block's output and the gradients, by name.
+	block := func(closing bool) (map[string][]float64, error) {
+		b := layers.NewBuilder(tensor.Float64)
+		var xn, gn, y, loss *G.Node
+		err := b.Run(l.Kind(), func() {
+			xn = b.Input("x", x, s.Batch, s.Time, s.DModel)
+			gn = b.Input("norm", g, s.DModel)
+			if closing {
+				h, res, err := ops.PreNorm(xn, gn, ops.DefaultRMSNormEps)
+				y = cl.ForwardClosing(b, b.Must(h, err), res, nil)
+			} else {
+				h := b.Must(ops.RMSNorm(xn, gn, ops.DefaultRMSNormEps))
+				y = b.Add(xn, l.Forward(b, h, nil))
+			}
+			loss = b.Must(G.Sum(b.Mul(y, b.Input("w", w, s.Batch, s.Time, s.DModel))))
+			for _, a := range b.Aux() {
+				loss = b.Add(loss, a)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		params, nodes := b.ParamNodes()
+		grads, err := G.Grad(loss, append(nodes, xn, gn)...)
+		if err != nil {
+			return nil, fmt.Errorf("layertest: gradient of %s's block (closing %v): %w", l.Kind(), closing, err)
+		}
+		if err := run(b.G); err != nil {
+			return nil, err
+		}
+		values := func(n *G.Node) []float64 { return append([]float64(nil), n.Value().Data().([]float64)...) }
+		out := map[string][]float64{"the block's output": values(y)}
+		for i, p := range params {
+			out["the gradient of "+p.Name] = values(grads[i])
+		}
+		out["the gradient of x"] = values(grads[len(params)])
+		out["the gradient of the norm's weight"] = values(grads[len(params)+1])
+		return out, nil
+	}
+	got, err := block(true)
+	if err != nil {
+		return err
+	}
+	want, err := block(false)
+	if err != nil {
+		return err
+	}
+	for name, wv := range want {
+		gv, ok := got[name]
+		if !ok || len(gv) != len(wv) {
+			return fmt.Errorf("layertest: %s: %s has %d values closed by ForwardClosing, %d closed by an add", l.Kind(), name, len(gv), len(wv))
+		}
+		for j := range gv {
+			if math.Float64bits(gv[j]) != math.Float64bits(wv[j]) {
+				return fmt.Errorf("layertest: %s: %s[%d] is %v closed by ForwardClosing, %v closed by an add (must be the same bits)",
+					l.Kind(), name, j, gv[j], wv[j])
+			}
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("layertest: %s: ForwardClosing reads %d parameters, Forward %d", l.Kind(), len(got)-3, len(want)-3)
+	}
+	return nil
+}
