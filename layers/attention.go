@@ -84,6 +84,19 @@ func (l *QCAtn) Params() Params { return l.params.list }
 
 // Forward builds y [b,t,d_model]; when decoding, keys and values are cached.
 func (l *QCAtn) Forward(b *Builder, x *G.Node, st *State) *G.Node {
+	return linear(b, l.heads(b, x, st), l.wo)
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h, st), the
+// residual added by the output projection's op (ops.Residual.Linear;
+// Closer).
+func (l *QCAtn) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
+	return b.Must(r.Linear(l.heads(b, h, st), b.Node(l.wo)))
+}
+
+// heads is the attention's output [b,t,h·dh], the output projection's
+// input.
+func (l *QCAtn) heads(b *Builder, x *G.Node, st *State) *G.Node {
 	bs, t := dims(b, x, "qcatn", l.shape.DModel)
 	h, hk, dh := l.cfg.Heads, l.cfg.KVHeads, l.dh
 	r := ropeAt(l.rope, st)
@@ -92,5 +105,5 @@ func (l *QCAtn) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	v := b.Reshape(linear(b, x, l.wv), bs, t, hk, dh)
 	k, v = appendCache(b, st, "k", k), appendCache(b, st, "v", v) // [b,tk,hk,dh]
 	y := b.Must(ops.Attention(q, k, v, nil, ops.AttentionConfig{LogNTrainLen: l.lognTrainLen}))
-	return linear(b, b.Reshape(y, bs, t, h*dh), l.wo)
+	return b.Reshape(y, bs, t, h*dh)
 }

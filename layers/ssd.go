@@ -140,6 +140,18 @@ func (l *SSD) Params() Params { return l.params.list }
 
 // Forward builds y [b,t,d_model] for x [b,t,d_model].
 func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
+	return linear(b, l.heads(b, x, st), l.wout)
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h, st), the
+// residual added by the output projection's op (ops.Residual.Linear;
+// Closer).
+func (l *SSD) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
+	return b.Must(r.Linear(l.heads(b, h, st), b.Node(l.wout)))
+}
+
+// heads is the scan's output [b,t,h·p], the output projection's input.
+func (l *SSD) heads(b *Builder, x *G.Node, st *State) *G.Node {
 	bs, t := dims(b, x, l.Kind(), l.shape.DModel)
 	c := l.cfg
 	h, g, n := c.Heads, c.Groups, c.DState
@@ -174,7 +186,7 @@ func (l *SSD) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	}
 	in.X = b.Reshape(X, bs, t, h, l.p) // [b,t,h,p]
 	y := ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n)
-	return linear(b, b.Reshape(y, bs, t, h*l.p), l.wout)
+	return b.Reshape(y, bs, t, h*l.p)
 }
 
 // ssdScan runs the chunked scan; when decoding it starts from the state's

@@ -20,6 +20,20 @@ package ops
 // in turn. Each element of c is one sum over all of k, in one call, and
 // the same bits whichever worker computes it.
 func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmTallThen(transB, m, n, k, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// gemmTallThen is gemmTall followed, for each range of rows [lo, hi) of c
+// a worker has just computed, by then(lo, hi) on the same worker, while
+// those rows are in cache (a block of the 64-wide kernel's or the small
+// kernels' rows; a worker's whole share where OpenBLAS packs the product).
+// then may be nil.
+func gemmTallThen[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, then func(lo, hi int)) {
+	after := func(lo, hi int) {
+		if then != nil {
+			then(lo, hi)
+		}
+	}
 	blk := tallRowBlock(n, k)
 	flops := gemmWork(m, n, k)
 	if blk == 0 && tallTiles64(n, k, a) {
@@ -27,12 +41,14 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 		defer rb.release()
 		parallelBlocksWork(m, tallTileBlock(m), flops, func(lo, hi int) {
 			rb.mul(hi-lo, a[lo*lda:], lda, beta, c[lo*ldc:], ldc)
+			after(lo, hi)
 		})
 		return
 	}
 	if blk == 0 || m <= blk {
 		parallelRangesWork(m, flops, func(_, lo, hi int) {
 			gemm(false, transB, hi-lo, n, k, 1, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+			after(lo, hi)
 		})
 		return
 	}
@@ -43,6 +59,7 @@ func gemmTall[T floats](transB bool, m, n, k int, a []T, lda int, b []T, ldb int
 	}
 	parallelBlocksWork(m, blk, flops, func(r0, r1 int) {
 		gemmTallSerial(false, r1-r0, n, k, a[r0*lda:], lda, b, ldb, beta, c[r0*ldc:], ldc)
+		after(r0, r1)
 	})
 }
 

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -25,11 +27,28 @@ func Linear(x, w *G.Node) (*G.Node, error) {
 type linearKernel struct {
 	x         tensor.Shape
 	din, dout int
+	// res, when not nil, makes the op close a pre-norm block: a third
+	// input, the residual stream, is added to y row block by row block,
+	// and y's upstream gradient, the stream's share, goes to the block's
+	// norm (Residual.Linear).
+	res *residualLink
 }
 
-func (k linearKernel) name() string  { return "linear" }
-func (k linearKernel) attrs() string { return "" }
+func (k linearKernel) name() string { return "linear" }
+func (k linearKernel) attrs() string {
+	if k.res != nil {
+		return fmt.Sprintf("block=%d", k.res.id)
+	}
+	return ""
+}
+
+// residual is the block the op closes, or nil (see fusedOp.SymDiff).
+func (k linearKernel) residual() *residualLink { return k.res }
+
 func (k linearKernel) inShapes() []tensor.Shape {
+	if k.res != nil {
+		return []tensor.Shape{k.x, {k.din, k.dout}, k.outShape()}
+	}
 	return []tensor.Shape{k.x, {k.din, k.dout}}
 }
 func (k linearKernel) outShape() tensor.Shape {
@@ -37,8 +56,13 @@ func (k linearKernel) outShape() tensor.Shape {
 	s[len(s)-1] = k.dout
 	return s
 }
-func (k linearKernel) diffWRT() []bool { return []bool{true, true} }
-func (k linearKernel) rows() int       { return k.x.TotalSize() / k.din }
+func (k linearKernel) diffWRT() []bool {
+	if k.res != nil {
+		return []bool{true, true, false}
+	}
+	return []bool{true, true}
+}
+func (k linearKernel) rows() int { return k.x.TotalSize() / k.din }
 
 // gemm with beta 0 writes every element of y, dx and dw (see reusedBuffer).
 func (k linearKernel) writesWholeOutput() bool    { return true }
@@ -64,8 +88,19 @@ func (k linearKernel) backward(in []any, out, dOut any, dIn []any) error {
 	return nil
 }
 
+// linearForward writes y = x w, plus the residual stream in[2] when the
+// op closes a block (k.res): added to each range of rows as soon as its
+// product is done, x + y as Add computes it.
 func linearForward[T floats](y []T, in [][]T, k linearKernel) {
-	gemmTall(false, k.rows(), k.dout, k.din, in[0], k.din, in[1], k.dout, 0, y, k.dout)
+	var then func(lo, hi int)
+	if k.res != nil {
+		xres, n := in[2], k.dout
+		then = func(lo, hi int) {
+			yb := y[lo*n : hi*n]
+			addVec(yb, xres[lo*n:hi*n], yb)
+		}
+	}
+	gemmTallThen(false, k.rows(), k.dout, k.din, in[0], k.din, in[1], k.dout, 0, y, k.dout, then)
 }
 
 func linearBackward[T floats](d [][]T, dy []T, in [][]T, k linearKernel) {

@@ -80,6 +80,35 @@ func (r *Residual) SwiGLU(w1, w3, w2 *G.Node) (*G.Node, error) {
 	return swiglu(r.h, w1, w3, w2, r)
 }
 
+// Linear closes the block with its output projection: x + a w (see
+// Linear), a [..., din] computed from the block's h and w [din, d_model].
+// The residual is added to each block of rows right after its product,
+// where the product runs in blocks (the 64-wide kernel, OpenBLAS's small
+// kernels), else to each worker's rows after its product. The values are
+// those of Add(x, Linear(a, w)) to the bit. When a does not depend on h,
+// it is that Add.
+func (r *Residual) Linear(a, w *G.Node) (*G.Node, error) {
+	if err := r.check("residual linear"); err != nil {
+		return nil, err
+	}
+	as, ws := a.Shape(), w.Shape()
+	if as.Dims() < 1 || ws.Dims() != 2 || ws[0] != as[as.Dims()-1] {
+		return nil, errors.Errorf("residual linear: w %v must be [din, dout] with din = a's last axis (a %v)", ws, as)
+	}
+	k := linearKernel{x: as.Clone(), din: ws[0], dout: ws[1], res: r.link}
+	if !dependsOn(a, r.h) {
+		y, err := Linear(a, w)
+		if err != nil {
+			return nil, err
+		}
+		return r.add(y)
+	}
+	if err := r.close(k.outShape()); err != nil {
+		return nil, err
+	}
+	return apply(k, a, w, r.x)
+}
+
 // check says what is wrong with closing r now, if anything.
 func (r *Residual) check(what string) error {
 	if r == nil || r.link == nil {

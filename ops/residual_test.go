@@ -387,3 +387,102 @@ func BenchmarkResidualMLP(b *testing.B) {
 		}
 	}
 }
+
+// linearBlock is x + Linear(Linear(RMSNorm(x; w), Win), Wo), closed by
+// Residual.Linear (fold) or by Add, from x, w, Win, Wo.
+func linearBlock(in []*G.Node, fold bool) (*G.Node, error) {
+	if !fold {
+		h, err := RMSNorm(in[0], in[1], DefaultRMSNormEps)
+		if err != nil {
+			return nil, err
+		}
+		a, err := Linear(h, in[2])
+		if err != nil {
+			return nil, err
+		}
+		y, err := Linear(a, in[3])
+		if err != nil {
+			return nil, err
+		}
+		return Add(in[0], y)
+	}
+	h, r, err := PreNorm(in[0], in[1], DefaultRMSNormEps)
+	if err != nil {
+		return nil, err
+	}
+	a, err := Linear(h, in[2])
+	if err != nil {
+		return nil, err
+	}
+	return r.Linear(a, in[3])
+}
+
+func linearBlockInputs(rows []int, d, din int) []fdInput {
+	return []fdInput{
+		{name: "x", shape: append(append([]int{}, rows...), d)},
+		{name: "w", shape: []int{d}, gen: uniformIn(0.5, 1.5)},
+		{name: "Win", shape: []int{d, din}},
+		{name: "Wo", shape: []int{din, d}},
+	}
+}
+
+// A block closed by its output projection (Residual.Linear) against
+// central finite differences in float64.
+func TestResidualLinearGradFD(t *testing.T) {
+	checkGradFD(t, 36, linearBlockInputs([]int{2, 5}, 6, 10), func(in []*G.Node) (*G.Node, error) { return linearBlock(in, true) })
+}
+
+// Residual.Linear gives the values and gradients of Linear and Add, bit
+// for bit, in float32 and float64, on each way gemmTall runs the product:
+// OpenBLAS's small kernels by blocks (d_model 64), the 64-wide kernel by
+// blocks (float32, din 256), one product a worker (din 512), and one
+// product (a few rows); and closes with the op itself, not an add.
+func TestResidualLinearSameBits(t *testing.T) {
+	for _, c := range []struct{ rows, d, din int }{{600, 64, 64}, {600, 256, 256}, {300, 256, 512}, {6, 16, 24}} {
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			name := fmt.Sprintf("rows=%d d=%d din=%d %v", c.rows, c.d, c.din, dt)
+			inputs := linearBlockInputs([]int{c.rows}, c.d, c.din)
+			r := rand.New(rand.NewSource(37))
+			data := drawInputs(r, inputs)
+			for _, i := range []int{2, 3} {
+				for j := range data[i] {
+					data[i][j] /= 16
+				}
+			}
+			upstream := randData(r, len(data[0]), nil)
+			run := func(fold bool) []tensor.Tensor {
+				g := G.NewGraph()
+				n := make([]*G.Node, len(inputs))
+				for i, s := range inputs {
+					n[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
+				}
+				y, err := linearBlock(n, fold)
+				if err != nil {
+					t.Fatalf("%s: %+v", name, err)
+				}
+				if op, ok := y.Op().(fusedOp); fold && (!ok || op.k.name() != "linear") {
+					t.Fatalf("%s: the block closed with %v, want the linear op", name, y.Op())
+				}
+				u := G.NewTensor(g, dt, y.Dims(), G.WithName("u"), G.WithValue(tensorOf(dt, upstream, y.Shape())))
+				grads, err := G.Grad(G.Must(weightedSum(y, u)), n...)
+				if err != nil {
+					t.Fatalf("%s: grad: %+v", name, err)
+				}
+				vm := NewTapeMachine(g)
+				defer vm.Close()
+				if err := vm.RunAll(); err != nil {
+					t.Fatalf("%s: run: %+v", name, err)
+				}
+				out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
+				for _, gn := range grads {
+					out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
+				}
+				return out
+			}
+			got, want := run(true), run(false)
+			for i, what := range []string{"y", "dx", "dw", "dWin", "dWo"} {
+				assertSameBits(t, name+" "+what, got[i], want[i])
+			}
+		}
+	}
+}
