@@ -20,21 +20,29 @@ import (
 // (not to x), and the norm's backward writes dx = dres + its own dx, row by
 // row while the row is in cache. Each element is the same one IEEE add, so
 // the gradients are the same to the bit (TestPreNormSameBitsAsNormAndAdd).
+//
+// The block's last op may also do the forward's add itself (Residual.SwiGLU,
+// Residual.Linear): it takes x as one more input, which Gorgonia does not
+// differentiate, adds it to each block of rows of its output as soon as
+// they are computed, and passes its upstream gradient to the norm's
+// backward the same way.
 
-// Residual is the residual add that closes the block PreNorm opened on x.
+// Residual is the open end of the pre-norm block PreNorm opened on x: one
+// of Add, SwiGLU or Linear closes it, once.
 type Residual struct {
 	x, h *G.Node
 	link *residualLink
 }
 
-// residualLink carries the residual add's upstream gradient to the norm's
-// backward while Gorgonia builds the gradient graph. Gorgonia visits nodes
-// in reverse topological order, and the add depends on the norm through
-// the sublayer, so the add's SymDiff always runs first.
+// residualLink carries the block output's upstream gradient from the op
+// that closed the block to the norm's backward while Gorgonia builds the
+// gradient graph. Gorgonia visits nodes in reverse topological order, and
+// that op depends on the norm through the sublayer (checked by dependsOn
+// where the sublayer could skip h), so its SymDiff always runs first.
 type residualLink struct {
 	id     uint64
-	closed bool    // Add was called
-	grad   *G.Node // the add's upstream gradient, once its SymDiff ran
+	closed bool    // an op closed the block
+	grad   *G.Node // the block output's upstream gradient, once that op's SymDiff ran
 	normed bool    // the norm's SymDiff ran
 }
 
