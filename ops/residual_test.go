@@ -78,51 +78,71 @@ func TestPreNormSameBitsAsNormAndAdd(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		r := rand.New(rand.NewSource(32))
 		data := drawInputs(r, twoBlocksInputs)
-		upstream := make([]float64, 2*3*8)
-		for i := range upstream {
-			upstream[i] = r.NormFloat64()
-		}
-		run := func(fold bool) []tensor.Tensor {
-			g := G.NewGraph()
-			nodes := make([]*G.Node, len(twoBlocksInputs))
-			for i, s := range twoBlocksInputs {
-				nodes[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
-			}
-			y, err := twoBlocks(nodes, fold, false)
-			if err != nil {
-				t.Fatalf("build: %+v", err)
-			}
-			u := G.NewTensor(g, dt, 3, G.WithName("u"), G.WithValue(tensorOf(dt, upstream, []int{2, 3, 8})))
-			cost, err := weightedSum(y, u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			grads, err := G.Grad(cost, nodes...)
-			if err != nil {
-				t.Fatalf("grad: %+v", err)
-			}
-			if fold {
-				for _, n := range g.AllNodes() {
-					if name := n.Op(); name != nil && strings.HasPrefix(name.String(), "+") && n.Shape().TotalSize() == 2*3*8 {
+		upstream := randData(r, 2*3*8, nil)
+		got := blockValues(t, dt.String(), dt, twoBlocksInputs, data, upstream,
+			func(n []*G.Node) (*G.Node, error) { return twoBlocks(n, true, false) },
+			func(y *G.Node) {
+				for _, n := range y.Graph().AllNodes() {
+					if op := n.Op(); op != nil && strings.HasPrefix(op.String(), "+") && n.Shape().TotalSize() == 2*3*8 {
 						t.Errorf("%v: the folded graph still sums x's gradients in Gorgonia (%v)", dt, n)
 					}
 				}
-			}
-			vm := NewTapeMachine(g)
-			defer vm.Close()
-			if err := vm.RunAll(); err != nil {
-				t.Fatalf("run: %+v", err)
-			}
-			out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
-			for _, gn := range grads {
-				out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
-			}
-			return out
+			})
+		want := blockValues(t, dt.String(), dt, twoBlocksInputs, data, upstream,
+			func(n []*G.Node) (*G.Node, error) { return twoBlocks(n, false, false) }, nil)
+		for i, what := range []string{"output", "dx", "dw0", "dW", "dw1", "dW2"} {
+			assertSameBits(t, dt.String()+" "+what, got[i], want[i])
 		}
-		folded, summed := run(true), run(false)
-		names := []string{"output", "dx", "dw0", "dW", "dw1", "dW2"}
-		for i := range folded {
-			assertSameBits(t, dt.String()+" "+names[i], folded[i], summed[i])
+	}
+}
+
+// blockValues builds y = build(inputs) in dt from data, and the gradient of
+// sum(y ⊙ upstream) with respect to every input; runs the graph on
+// NewTapeMachine, as the trainers do; and returns y and the gradients, in
+// the inputs' order. inspect, when not nil, sees y after the gradient is
+// built and before the run.
+func blockValues(t *testing.T, name string, dt tensor.Dtype, inputs []fdInput, data [][]float64, upstream []float64,
+	build func(n []*G.Node) (*G.Node, error), inspect func(y *G.Node)) []tensor.Tensor {
+	t.Helper()
+	g := G.NewGraph()
+	n := make([]*G.Node, len(inputs))
+	for i, s := range inputs {
+		n[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
+	}
+	y, err := build(n)
+	if err != nil {
+		t.Fatalf("%s: build: %+v", name, err)
+	}
+	u := G.NewTensor(g, dt, y.Dims(), G.WithName("u"), G.WithValue(tensorOf(dt, upstream, y.Shape())))
+	cost, err := weightedSum(y, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := G.Grad(cost, n...)
+	if err != nil {
+		t.Fatalf("%s: grad: %+v", name, err)
+	}
+	if inspect != nil {
+		inspect(y)
+	}
+	vm := NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatalf("%s: run: %+v", name, err)
+	}
+	out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
+	for _, gn := range grads {
+		out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
+	}
+	return out
+}
+
+// closedBy is an inspect for blockValues: y must be the output of the
+// fused op named op, the op that closed the block.
+func closedBy(t *testing.T, name, op string) func(y *G.Node) {
+	return func(y *G.Node) {
+		if f, ok := y.Op().(fusedOp); !ok || f.k.name() != op {
+			t.Fatalf("%s: the block closed with %v, want %s", name, y.Op(), op)
 		}
 	}
 }
@@ -299,46 +319,24 @@ func TestResidualSwiGLUSameBits(t *testing.T) {
 					}
 				}
 				upstream := randData(r, len(data[0]), nil)
+				closer := "residual_add" // after the three nodes
+				if swigluRowBlock(f, d) > 0 {
+					closer = "swiglu"
+				}
 				run := func(fold bool) []tensor.Tensor {
-					g := G.NewGraph()
-					n := make([]*G.Node, len(inputs))
-					for i, s := range inputs {
-						n[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
-					}
-					var y *G.Node
 					if fold {
-						_, res, err := PreNorm(n[0], n[1], DefaultRMSNormEps)
-						if err != nil {
-							t.Fatal(err)
-						}
-						y = G.Must(res.SwiGLU(n[2], n[3], n[4]))
-						want := "residual_add" // after the three nodes
-						if swigluRowBlock(f, d) > 0 {
-							want = "swiglu"
-						}
-						if op, ok := y.Op().(fusedOp); !ok || op.k.name() != want {
-							t.Fatalf("%s: the block closed with %v, want %s", name, y.Op(), want)
-						}
-					} else {
+						return blockValues(t, name, dt, inputs, data, upstream, func(n []*G.Node) (*G.Node, error) {
+							_, res, err := PreNorm(n[0], n[1], DefaultRMSNormEps)
+							if err != nil {
+								return nil, err
+							}
+							return res.SwiGLU(n[2], n[3], n[4])
+						}, closedBy(t, name, closer))
+					}
+					return blockValues(t, name, dt, inputs, data, upstream, func(n []*G.Node) (*G.Node, error) {
 						h := G.Must(RMSNorm(n[0], n[1], DefaultRMSNormEps))
-						y = G.Must(Add(n[0], G.Must(SwiGLU(h, n[2], n[3], n[4]))))
-					}
-					u := G.NewTensor(g, dt, y.Dims(), G.WithName("u"), G.WithValue(tensorOf(dt, upstream, y.Shape())))
-					cost := G.Must(weightedSum(y, u))
-					grads, err := G.Grad(cost, n...)
-					if err != nil {
-						t.Fatalf("%s: grad: %+v", name, err)
-					}
-					vm := NewTapeMachine(g)
-					defer vm.Close()
-					if err := vm.RunAll(); err != nil {
-						t.Fatalf("%s: run: %+v", name, err)
-					}
-					out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
-					for _, gn := range grads {
-						out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
-					}
-					return out
+						return Add(n[0], G.Must(SwiGLU(h, n[2], n[3], n[4])))
+					}, nil)
 				}
 				got, want := run(true), run(false)
 				for i, what := range []string{"y", "dx", "dw", "dW1", "dW3", "dW2"} {
@@ -451,33 +449,11 @@ func TestResidualLinearSameBits(t *testing.T) {
 			}
 			upstream := randData(r, len(data[0]), nil)
 			run := func(fold bool) []tensor.Tensor {
-				g := G.NewGraph()
-				n := make([]*G.Node, len(inputs))
-				for i, s := range inputs {
-					n[i] = G.NewTensor(g, dt, len(s.shape), G.WithName(s.name), G.WithValue(tensorOf(dt, data[i], s.shape)))
+				var inspect func(*G.Node)
+				if fold {
+					inspect = closedBy(t, name, "linear")
 				}
-				y, err := linearBlock(n, fold)
-				if err != nil {
-					t.Fatalf("%s: %+v", name, err)
-				}
-				if op, ok := y.Op().(fusedOp); fold && (!ok || op.k.name() != "linear") {
-					t.Fatalf("%s: the block closed with %v, want the linear op", name, y.Op())
-				}
-				u := G.NewTensor(g, dt, y.Dims(), G.WithName("u"), G.WithValue(tensorOf(dt, upstream, y.Shape())))
-				grads, err := G.Grad(G.Must(weightedSum(y, u)), n...)
-				if err != nil {
-					t.Fatalf("%s: grad: %+v", name, err)
-				}
-				vm := NewTapeMachine(g)
-				defer vm.Close()
-				if err := vm.RunAll(); err != nil {
-					t.Fatalf("%s: run: %+v", name, err)
-				}
-				out := []tensor.Tensor{y.Value().(tensor.Tensor).Clone().(tensor.Tensor)}
-				for _, gn := range grads {
-					out = append(out, gn.Value().(tensor.Tensor).Clone().(tensor.Tensor))
-				}
-				return out
+				return blockValues(t, name, dt, inputs, data, upstream, func(n []*G.Node) (*G.Node, error) { return linearBlock(n, fold) }, inspect)
 			}
 			got, want := run(true), run(false)
 			for i, what := range []string{"y", "dx", "dw", "dWin", "dWo"} {

@@ -85,15 +85,9 @@ func CheckGradients(l layers.Sublayer, s Settings) ([]Mismatch, error) {
 	if s.DModel < 1 {
 		return nil, fmt.Errorf("layertest: Settings.DModel is required")
 	}
-	if err := l.Params().Initialize(tensor.Float64, 7); err != nil {
+	r, err := initParams(l, s)
+	if err != nil {
 		return nil, err
-	}
-	r := rand.New(rand.NewSource(s.Seed))
-	for _, p := range l.Params() {
-		d := p.Data().([]float64)
-		for i := range d {
-			d[i] += s.Jitter * r.NormFloat64()
-		}
 	}
 	n := s.Batch * s.Time * s.DModel
 	c := &checker{l: l, s: s, r: r, x: normals(r, n), w: normals(r, n)}
@@ -115,6 +109,23 @@ func CheckGradients(l layers.Sublayer, s Settings) ([]Mismatch, error) {
 		}
 	}
 	return c.bad, c.check("x", c.x, grads[len(grads)-1])
+}
+
+// initParams initialises l's parameters in float64 (seed 7) plus s.Jitter
+// times a normal draw each, from the stream of s.Seed, which it returns
+// for the caller's further draws.
+func initParams(l layers.Sublayer, s Settings) (*rand.Rand, error) {
+	if err := l.Params().Initialize(tensor.Float64, 7); err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewSource(s.Seed))
+	for _, p := range l.Params() {
+		d := p.Data().([]float64)
+		for i := range d {
+			d[i] += s.Jitter * r.NormFloat64()
+		}
+	}
+	return r, nil
 }
 
 // checker compares symbolic gradients with central differences of the
@@ -211,15 +222,9 @@ func CheckClosing(l layers.Sublayer, s Settings) error {
 	if s.DModel < 1 {
 		return fmt.Errorf("layertest: Settings.DModel is required")
 	}
-	if err := l.Params().Initialize(tensor.Float64, 7); err != nil {
+	r, err := initParams(l, s)
+	if err != nil {
 		return err
-	}
-	r := rand.New(rand.NewSource(s.Seed))
-	for _, p := range l.Params() {
-		d := p.Data().([]float64)
-		for i := range d {
-			d[i] += s.Jitter * r.NormFloat64()
-		}
 	}
 	n := s.Batch * s.Time * s.DModel
 	x, w, g := normals(r, n), normals(r, n), normals(r, s.DModel)
