@@ -17,33 +17,11 @@ import (
 // graph Gorgonia sums x's gradients in.
 func twoBlocks(in []*G.Node, fold, alsoReadsX bool) (*G.Node, error) {
 	x, w0, W, w1, W2 := in[0], in[1], in[2], in[3], in[4]
-	block := func(x, w *G.Node, f func(h *G.Node) (*G.Node, error)) (*G.Node, error) {
-		if !fold {
-			h, err := RMSNorm(x, w, DefaultRMSNormEps)
-			if err != nil {
-				return nil, err
-			}
-			y, err := f(h)
-			if err != nil {
-				return nil, err
-			}
-			return Add(x, y)
-		}
-		h, r, err := PreNorm(x, w, DefaultRMSNormEps)
-		if err != nil {
-			return nil, err
-		}
-		y, err := f(h)
-		if err != nil {
-			return nil, err
-		}
-		return r.Add(y)
-	}
-	x1, err := block(x, w0, func(h *G.Node) (*G.Node, error) { return Linear(h, W) })
+	x1, err := normBlock(x, w0, fold, func(h *G.Node) (*G.Node, error) { return Linear(h, W) })
 	if err != nil {
 		return nil, err
 	}
-	return block(x1, w1, func(h *G.Node) (*G.Node, error) {
+	return normBlock(x1, w1, fold, func(h *G.Node) (*G.Node, error) {
 		y, err := Linear(h, W2)
 		if err != nil || !alsoReadsX {
 			return y, err
@@ -237,26 +215,31 @@ func BenchmarkPreNormBlocks(b *testing.B) {
 
 // preNormBlock is x + RMSNorm(x; w) ⊙ v, folded (PreNorm) or not.
 func preNormBlock(x, w, v *G.Node, fold bool) (*G.Node, error) {
-	if !fold {
-		h, err := RMSNorm(x, w, DefaultRMSNormEps)
-		if err != nil {
-			return nil, err
-		}
-		y, err := Mul(h, v)
-		if err != nil {
-			return nil, err
-		}
-		return Add(x, y)
+	return normBlock(x, w, fold, func(h *G.Node) (*G.Node, error) { return Mul(h, v) })
+}
+
+// normBlock is x + f(RMSNorm(x; w)), closed by PreNorm's Residual.Add
+// (fold) or by RMSNorm and Add.
+func normBlock(x, w *G.Node, fold bool, f func(h *G.Node) (*G.Node, error)) (*G.Node, error) {
+	var h *G.Node
+	var r *Residual
+	var err error
+	if fold {
+		h, r, err = PreNorm(x, w, DefaultRMSNormEps)
+	} else {
+		h, err = RMSNorm(x, w, DefaultRMSNormEps)
 	}
-	h, r, err := PreNorm(x, w, DefaultRMSNormEps)
 	if err != nil {
 		return nil, err
 	}
-	y, err := Mul(h, v)
+	y, err := f(h)
 	if err != nil {
 		return nil, err
 	}
-	return r.Add(y)
+	if fold {
+		return r.Add(y)
+	}
+	return Add(x, y)
 }
 
 // residualSwiGLUWithBlock builds x + SwiGLU(RMSNorm(x; w)) closed inside
