@@ -144,13 +144,6 @@ type upstreamGradient interface{ gradientIsUpstream() bool }
 // activations and queries): SymDiff tells it so.
 type gradientAware interface{ gradientWanted() }
 
-// gradientPasser is a kernel whose SymDiff is its own: the residual add
-// of a pre-norm block, which hands its upstream gradient to the norm's
-// backward (PreNorm).
-type gradientPasser interface {
-	passGradient(grad *G.Node) (G.Nodes, error)
-}
-
 // gradientAddend is a kernel whose first input's gradient also takes in
 // another gradient, known only once the gradient graph is being built
 // (the pre-norm block's residual gradient, PreNorm): SymDiff gives it to
@@ -169,23 +162,22 @@ type residualCloser interface{ residual() *residualLink }
 
 // SymDiff adds the backward node and one unpack node per differentiable input.
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	if p, ok := op.k.(gradientPasser); ok {
-		res, err := p.passGradient(grad)
-		return res, errors.Wrapf(err, "%s", op.k.name())
-	}
-	if u, ok := op.k.(upstreamGradient); ok && u.gradientIsUpstream() {
-		res := make(G.Nodes, len(inputs))
-		for i := range res {
-			res[i] = grad
-		}
-		return res, nil
-	}
 	if c, ok := op.k.(residualCloser); ok {
 		if l := c.residual(); l != nil {
 			if err := l.pass(grad); err != nil {
 				return nil, errors.Wrapf(err, "%s", op.k.name())
 			}
 		}
+	}
+	if u, ok := op.k.(upstreamGradient); ok && u.gradientIsUpstream() {
+		diff := op.k.diffWRT()
+		res := make(G.Nodes, len(inputs))
+		for i := range res {
+			if diff[i] {
+				res[i] = grad
+			}
+		}
+		return res, nil
 	}
 	if w, ok := op.k.(gradientAware); ok {
 		w.gradientWanted()

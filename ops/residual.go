@@ -186,14 +186,10 @@ func (k residualAddKernel) name() string    { return "residual_add" }
 func (k residualAddKernel) attrs() string   { return fmt.Sprintf("block=%d", k.link.id) }
 func (k residualAddKernel) diffWRT() []bool { return []bool{false, true} }
 
-// passGradient hands the upstream gradient to the norm's backward; y's
-// gradient is the upstream gradient itself.
-func (k residualAddKernel) passGradient(grad *G.Node) (G.Nodes, error) {
-	if err := k.link.pass(grad); err != nil {
-		return nil, err
-	}
-	return G.Nodes{nil, grad}, nil
-}
+// residual is the block the add closes: its upstream gradient, x's share,
+// goes to the norm's backward; y's is the upstream gradient itself, as for
+// any add (fusedOp.SymDiff).
+func (k residualAddKernel) residual() *residualLink { return k.link }
 
 // pass records the block output's upstream gradient, x's share of it,
 // for the norm's backward.
