@@ -117,17 +117,45 @@ func (l *MoE) ActiveParams() int64 {
 
 // Forward builds y [b,t,d_model] and registers the weighted balance loss.
 func (l *MoE) Forward(b *Builder, x *G.Node, st *State) *G.Node {
-	dims(b, x, l.Kind(), l.shape.DModel)
-	logits := linear(b, x, l.router) // [b,t,N]
-	withLoss := l.cfg.BalanceCoef > 0 && st == nil
-	gates, loss, err := ops.Router(logits, l.cfg.TopK, withLoss) // one routing for both
-	b.Must(gates, err)
+	gates, loss := l.route(b, x, st)
 	y := b.Must(ops.MoEExperts(x, gates, b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
-	if withLoss {
-		b.AddAux(b.Must(G.Mul(b.Scalar(l.cfg.BalanceCoef), loss)))
-	}
+	l.addBalanceLoss(b, loss)
 	if l.sharedMLP != nil {
 		y = b.Add(y, l.sharedMLP.Forward(b, x, st))
 	}
 	return y
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h, st) (Closer).
+// The routed MoE's experts add the residual in their combine
+// (ops.Residual.MoEExperts). MoE-SEI's block stays x + (routed + shared),
+// closed by the add: letting the shared experts' op close it instead would
+// sum in another order, other bits.
+func (l *MoE) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
+	if l.sharedMLP != nil {
+		return b.Must(r.Add(l.Forward(b, h, st)))
+	}
+	gates, loss := l.route(b, h, st)
+	y := b.Must(r.MoEExperts(gates, b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
+	l.addBalanceLoss(b, loss)
+	return y
+}
+
+// route is the gates of x's tokens [b,t,N] and, when the layer trains with
+// a balance loss, that loss (else nil), from one routing.
+func (l *MoE) route(b *Builder, x *G.Node, st *State) (gates, loss *G.Node) {
+	dims(b, x, l.Kind(), l.shape.DModel)
+	logits := linear(b, x, l.router) // [b,t,N]
+	withLoss := l.cfg.BalanceCoef > 0 && st == nil
+	gates, loss, err := ops.Router(logits, l.cfg.TopK, withLoss)
+	b.Must(gates, err)
+	return gates, loss
+}
+
+// addBalanceLoss registers the balance loss weighted by its coefficient
+// (DeepSeekMoE eq. 12), when there is one.
+func (l *MoE) addBalanceLoss(b *Builder, loss *G.Node) {
+	if loss != nil {
+		b.AddAux(b.Must(G.Mul(b.Scalar(l.cfg.BalanceCoef), loss)))
+	}
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/pkg/errors"
@@ -20,6 +21,13 @@ import (
 // unchosen experts no gradient either). Experts run in parallel; each token
 // sums its experts in expert order, so results repeat to the bit.
 func MoEExperts(x, gates, W1, W3, W2 *G.Node) (*G.Node, error) {
+	return moeExperts(x, gates, W1, W3, W2, nil)
+}
+
+// moeExperts is MoEExperts, closing r's pre-norm block when r is not nil
+// (Residual.MoEExperts): x is then r's h, and r's residual stream is a
+// sixth input added to each token's row once its experts are summed.
+func moeExperts(x, gates, W1, W3, W2 *G.Node, r *Residual) (*G.Node, error) {
 	xs, gs := x.Shape(), gates.Shape()
 	if xs.Dims() < 1 || gs.Dims() != xs.Dims() {
 		return nil, errors.Errorf("moe: gates %v must be x's shape %v with the last axis N", gs, xs)
@@ -41,7 +49,14 @@ func MoEExperts(x, gates, W1, W3, W2 *G.Node) (*G.Node, error) {
 	if w2 := W2.Shape(); w2.Dims() != 3 || w2[0] != k.n || w2[1] != k.f || w2[2] != k.d {
 		return nil, errors.Errorf("moe: W2 must be [N=%d, f=%d, d=%d], got %v", k.n, k.f, k.d, w2)
 	}
-	return apply(k, x, gates, W1, W3, W2)
+	if r == nil {
+		return apply(k, x, gates, W1, W3, W2)
+	}
+	k.res = r.link
+	if err := r.close(k.x); err != nil {
+		return nil, err
+	}
+	return apply(k, x, gates, W1, W3, W2, r.x)
 }
 
 type moeKernel struct {
@@ -50,6 +65,10 @@ type moeKernel struct {
 	// saved is shared by the op and its gradient op: the experts' hidden
 	// activations from the forward (not an attribute: no hash).
 	saved *moeSaved
+	// res, when not nil, makes the op close a pre-norm block: a sixth
+	// input, the residual stream, is added to y, and y's upstream gradient
+	// goes to the block's norm too (Residual.MoEExperts).
+	res *residualLink
 }
 
 // moeSaved is what a MoEExperts forward keeps for its backward in the same
@@ -91,16 +110,33 @@ func (k moeKernel) releaseSaved() {
 	}
 }
 
-func (k moeKernel) name() string  { return "moe_experts" }
-func (k moeKernel) attrs() string { return "" }
-func (k moeKernel) tokens() int   { return k.x.TotalSize() / k.d }
+func (k moeKernel) name() string { return "moe_experts" }
+func (k moeKernel) attrs() string {
+	if k.res != nil {
+		return fmt.Sprintf("block=%d", k.res.id)
+	}
+	return ""
+}
+func (k moeKernel) tokens() int { return k.x.TotalSize() / k.d }
 func (k moeKernel) inShapes() []tensor.Shape {
 	g := k.x.Clone()
 	g[len(g)-1] = k.n
-	return []tensor.Shape{k.x, g, {k.n, k.d, k.f}, {k.n, k.d, k.f}, {k.n, k.f, k.d}}
+	s := []tensor.Shape{k.x, g, {k.n, k.d, k.f}, {k.n, k.d, k.f}, {k.n, k.f, k.d}}
+	if k.res != nil {
+		s = append(s, k.x)
+	}
+	return s
 }
 func (k moeKernel) outShape() tensor.Shape { return k.x }
-func (k moeKernel) diffWRT() []bool        { return []bool{true, true, true, true, true} }
+func (k moeKernel) diffWRT() []bool {
+	if k.res != nil {
+		return []bool{true, true, true, true, true, false}
+	}
+	return []bool{true, true, true, true, true}
+}
+
+// residual is the block the op closes, or nil (see fusedOp.SymDiff).
+func (k moeKernel) residual() *residualLink { return k.res }
 
 // The backward writes every gradient whole (moeRun): x's by moeCombine,
 // the gates' after clearing them, and each expert's weights by products
@@ -200,11 +236,16 @@ func moeRun[T floats](y, dy []T, d [][]T, in [][]T, k moeKernel) {
 		}
 		ex.rows = ex.pass.backward(k, e, ex.tokens, g, dy, in[2], in[3], in[4], d)
 	})
-	// 5. Each token sums its experts in expert order.
+	// 5. Each token sums its experts in expert order (and, closing a
+	// block, adds the residual stream's row to the sum).
 	if backward {
-		moeCombine(d[0], nil, experts, k)
+		moeCombine(d[0], nil, nil, experts, k)
 	} else {
-		moeCombine(y, g, experts, k)
+		var xres []T
+		if k.res != nil {
+			xres = in[5]
+		}
+		moeCombine(y, g, xres, experts, k)
 	}
 	if backward || !sv.wanted {
 		releaseExperts(experts)
@@ -282,19 +323,42 @@ func moeChoicesGo(g []float32, tokens, n int) (all, counts []int) {
 
 // moeCombine writes into dst [tokens, d] each token's sum over its experts,
 // in expert order, of the expert's row for it, scaled by its gate when g is
-// not nil (the forward; the backward's rows already carry it). Tokens are
-// shared out in contiguous ranges to GOMAXPROCS workers; a token's sum is
-// the same whatever the split, because each expert's tokens are ascending
-// and a worker walks the experts in order over its own range.
-func moeCombine[T floats](dst, g []T, experts []moeExpert[T], k moeKernel) {
+// not nil (the forward; the backward's rows already carry it), plus the
+// token's row of xres when xres is not nil (the forward of an op closing a
+// pre-norm block: x + the sum, the add Add(x, y) would do, on the worker's
+// rows while they are in cache). Tokens are shared out in contiguous ranges
+// to GOMAXPROCS workers; a token's sum is the same whatever the split,
+// because each expert's tokens are ascending and a worker walks the experts
+// in order over its own range.
+func moeCombine[T floats](dst, g, xres []T, experts []moeExpert[T], k moeKernel) {
 	parallelRanges(k.tokens(), func(_, lo, hi int) {
-		clear(dst[lo*k.d : hi*k.d])
-		for e := range experts {
-			ex := &experts[e]
-			first, last := sort.SearchInts(ex.tokens, lo), sort.SearchInts(ex.tokens, hi)
-			moeScatterRows(dst, ex.rows[first*k.d:], ex.tokens[first:last], g, k.n, e, k.d)
+		if xres == nil {
+			moeCombineRows(dst, g, experts, k, lo, hi)
+			return
+		}
+		// By blocks of moeCombineBlock tokens, so that a block's rows are
+		// still in cache when x's are added to them.
+		for b0 := lo; b0 < hi; b0 += moeCombineBlock {
+			b1 := min(b0+moeCombineBlock, hi)
+			moeCombineRows(dst, g, experts, k, b0, b1)
+			rows := dst[b0*k.d : b1*k.d]
+			addVec(rows, xres[b0*k.d:b1*k.d], rows)
 		}
 	})
+}
+
+// moeCombineBlock is the tokens of one block of a closing combine's rows:
+// 64 KiB of float32 rows at d_model 256, inside a core's L2.
+const moeCombineBlock = 64
+
+// moeCombineRows is moeCombine's sum for tokens lo to hi.
+func moeCombineRows[T floats](dst, g []T, experts []moeExpert[T], k moeKernel, lo, hi int) {
+	clear(dst[lo*k.d : hi*k.d])
+	for e := range experts {
+		ex := &experts[e]
+		first, last := sort.SearchInts(ex.tokens, lo), sort.SearchInts(ex.tokens, hi)
+		moeScatterRows(dst, ex.rows[first*k.d:], ex.tokens[first:last], g, k.n, e, k.d)
+	}
 }
 
 // moeExpertPass is one expert's forward over its m tokens: X [m, d] (its

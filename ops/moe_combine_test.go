@@ -13,9 +13,11 @@ import (
 // moeCombine shares tokens out to workers; each token's sum must equal, to
 // the bit, the serial sum over experts in expert order (three per token, so
 // that the order shows), whatever the number of workers, with gates (the
-// forward) and without (the backward).
+// forward) and without (the backward); closing a block (a residual stream
+// given), it is x + that sum, by blocks of moeCombineBlock tokens (the
+// tokens span several, and a part of one).
 func TestMoECombineSplitInvariant(t *testing.T) {
-	const tokens, d, n = 37, 5, 6
+	const tokens, d, n = 2*moeCombineBlock + 37, 5, 6
 	r := rand.New(rand.NewSource(9))
 	k := moeKernel{x: tensor.Shape{tokens, d}, d: d, n: n}
 	if k.tokens() != tokens {
@@ -39,17 +41,28 @@ func TestMoECombineSplitInvariant(t *testing.T) {
 			experts[e].rows[i] = float32(r.NormFloat64())
 		}
 	}
-	for _, gates := range [][]float32{g, nil} {
+	x := make([]float32, tokens*d)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, c := range []struct {
+		gates, xres []float32
+	}{{g, nil}, {nil, nil}, {g, x}} {
 		want := make([]float32, tokens*d)
 		for e, ex := range experts {
 			for i, tok := range ex.tokens {
 				scale := float32(1)
-				if gates != nil {
-					scale = gates[tok*n+e]
+				if c.gates != nil {
+					scale = c.gates[tok*n+e]
 				}
 				for j := 0; j < d; j++ {
 					want[tok*d+j] += scale * ex.rows[i*d+j]
 				}
+			}
+		}
+		if c.xres != nil {
+			for i := range want {
+				want[i] = c.xres[i] + want[i]
 			}
 		}
 		for _, procs := range []int{1, 2, 3, 5} {
@@ -58,11 +71,11 @@ func TestMoECombineSplitInvariant(t *testing.T) {
 			for i := range got {
 				got[i] = 7 // overwritten: the combine clears its ranges
 			}
-			moeCombine(got, gates, experts, k)
+			moeCombine(got, c.gates, c.xres, experts, k)
 			runtime.GOMAXPROCS(old)
 			for i := range got {
 				if got[i] != want[i] {
-					t.Fatalf("gates %v, GOMAXPROCS %d: value %d is %v, serial sum %v", gates != nil, procs, i, got[i], want[i])
+					t.Fatalf("gates %v, residual %v, GOMAXPROCS %d: value %d is %v, serial sum %v", c.gates != nil, c.xres != nil, procs, i, got[i], want[i])
 				}
 			}
 		}

@@ -22,13 +22,13 @@ import (
 // the gradients are the same to the bit (TestPreNormSameBitsAsNormAndAdd).
 //
 // The block's last op may also do the forward's add itself (Residual.SwiGLU,
-// Residual.Linear): it takes x as one more input, which Gorgonia does not
+// Residual.Linear, Residual.MoEExperts): it takes x as one more input, which Gorgonia does not
 // differentiate, adds it to each block of rows of its output as soon as
 // they are computed, and passes its upstream gradient to the norm's
 // backward the same way.
 
 // Residual is the open end of the pre-norm block PreNorm opened on x: one
-// of Add, SwiGLU or Linear closes it, once.
+// of Add, SwiGLU, Linear or MoEExperts closes it, once.
 type Residual struct {
 	x, h *G.Node
 	link *residualLink
@@ -115,6 +115,18 @@ func (r *Residual) Linear(a, w *G.Node) (*G.Node, error) {
 		return nil, err
 	}
 	return apply(k, a, w, r.x)
+}
+
+// MoEExperts closes the block with a routed MoE's experts: x +
+// MoEExperts(h, gates, W1, W3, W2) (see MoEExperts), gates [..., N]
+// computed from the block's h. The residual is added to each token's row
+// right after its experts are summed, by blocks of tokens while they are in
+// cache. The values are those of Add(x, MoEExperts(h, …)) to the bit.
+func (r *Residual) MoEExperts(gates, w1, w3, w2 *G.Node) (*G.Node, error) {
+	if err := r.check("residual moe"); err != nil {
+		return nil, err
+	}
+	return moeExperts(r.h, gates, w1, w3, w2, r)
 }
 
 // check says what is wrong with closing r now, if anything.
