@@ -131,8 +131,25 @@ func (l *CDMoE) ActiveParams() int64 {
 // Forward builds y [b,t,d_model]; it has no decoding state.
 func (l *CDMoE) Forward(b *Builder, x *G.Node, _ *State) *G.Node {
 	dims(b, x, "cdmoe", l.shape.DModel)
-	return b.Must(ops.CDMoE(ops.CDMoEInputs{
-		X: x, Wup: b.Node(l.wup), Wdown: b.Node(l.wdown), Wq: b.Node(l.wq),
-		Keys: b.Node(l.keys), Edown: b.Node(l.ed), Eup: b.Node(l.eu),
-	}, ops.CDMoEConfig{Heads: l.cfg.Heads, K: l.cfg.TopK, Act: l.cfg.Act}))
+	in := l.inputs(b)
+	in.X = x
+	return b.Must(ops.CDMoE(in, l.opConfig()))
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h) with
+// Residual.CDMoE: the residual added to each block of tokens right after
+// their experts (Closer).
+func (l *CDMoE) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, _ *State) *G.Node {
+	dims(b, h, "cdmoe", l.shape.DModel)
+	return b.Must(r.CDMoE(l.inputs(b), l.opConfig()))
+}
+
+// inputs is the op's weights (X left to the caller).
+func (l *CDMoE) inputs(b *Builder) ops.CDMoEInputs {
+	return ops.CDMoEInputs{Wup: b.Node(l.wup), Wdown: b.Node(l.wdown), Wq: b.Node(l.wq),
+		Keys: b.Node(l.keys), Edown: b.Node(l.ed), Eup: b.Node(l.eu)}
+}
+
+func (l *CDMoE) opConfig() ops.CDMoEConfig {
+	return ops.CDMoEConfig{Heads: l.cfg.Heads, K: l.cfg.TopK, Act: l.cfg.Act}
 }

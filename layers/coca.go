@@ -83,6 +83,19 @@ func (l *CoCA) Params() Params { return l.params.list }
 
 // Forward builds y [b,t,d_model].
 func (l *CoCA) Forward(b *Builder, x *G.Node, st *State) *G.Node {
+	return linear(b, l.heads(b, x, st), l.wo)
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h, st), the
+// residual added by the output projection's op (ops.Residual.Linear;
+// Closer).
+func (l *CoCA) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
+	return b.Must(r.Linear(l.heads(b, h, st), b.Node(l.wo)))
+}
+
+// heads is the attention's output [b,t,d_model], the output projection's
+// input.
+func (l *CoCA) heads(b *Builder, x *G.Node, st *State) *G.Node {
 	d := l.shape.DModel
 	bs, t := dims(b, x, "coca", d)
 	h, dh := l.cfg.Heads, l.dh
@@ -91,5 +104,5 @@ func (l *CoCA) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	v := appendCache(b, st, "v", b.Reshape(linear(b, x, l.wv), bs, t, h, dh))
 	s := b.Must(ops.CocaScores(q, T, l.rope))                        // [b,h,t,tk]
 	y := b.Must(ops.WeightedValues(b.Must(ops.CausalSoftmax(s)), v)) // [b,t,h,dh]
-	return linear(b, b.Reshape(y, bs, t, d), l.wo)
+	return b.Reshape(y, bs, t, d)
 }

@@ -117,6 +117,19 @@ func (l *InnerFuncAttn) Params() Params { return l.params.list }
 // Forward builds y [b,t,d_model]; when decoding, keys, inner values and the
 // doge bias are cached.
 func (l *InnerFuncAttn) Forward(b *Builder, x *G.Node, st *State) *G.Node {
+	return linear(b, l.heads(b, x, st), l.wo)
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h, st), the
+// residual added by the output projection's op (ops.Residual.Linear;
+// Closer).
+func (l *InnerFuncAttn) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
+	return b.Must(r.Linear(l.heads(b, h, st), b.Node(l.wo)))
+}
+
+// heads is the attention's output [b,t,d_model] over the inner-function
+// values, the output projection's input.
+func (l *InnerFuncAttn) heads(b *Builder, x *G.Node, st *State) *G.Node {
 	d := l.shape.DModel
 	bs, t := dims(b, x, l.Kind(), d)
 	h, dh := l.cfg.Heads, l.dh
@@ -142,5 +155,5 @@ func (l *InnerFuncAttn) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	k = appendCache(b, st, "k", k)
 	v := appendCache(b, st, "v", b.Reshape(V, bs, t, h, dh))
 	y := b.Must(ops.Attention(q, k, v, mask, ops.AttentionConfig{Mask: l.cfg.Mask, LogNTrainLen: l.lognTrainLen}))
-	return linear(b, b.Reshape(y, bs, t, d), l.wo)
+	return b.Reshape(y, bs, t, d)
 }

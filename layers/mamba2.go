@@ -110,6 +110,19 @@ func (l *Mamba2) Params() Params { return l.params.list }
 // Forward builds y [b,t,d_model]; when decoding it continues from the conv
 // inputs and SSD state in st.
 func (l *Mamba2) Forward(b *Builder, x *G.Node, st *State) *G.Node {
+	return linear(b, l.gated(b, x, st), l.wout)
+}
+
+// ForwardClosing builds the block's output x + Forward(b, h, st), the
+// residual added by the output projection's op (ops.Residual.Linear;
+// Closer).
+func (l *Mamba2) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
+	return b.Must(r.Linear(l.gated(b, h, st), b.Node(l.wout)))
+}
+
+// gated is the scan's output, normed and gated by z [b,t,d_inner]: the
+// output projection's input.
+func (l *Mamba2) gated(b *Builder, x *G.Node, st *State) *G.Node {
 	bs, t := dims(b, x, "mamba2", l.shape.DModel)
 	c := l.cfg
 	h, g, n, k := c.Heads, c.Groups, c.DState, c.ConvKernel
@@ -128,6 +141,5 @@ func (l *Mamba2) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 	}
 	y := b.Reshape(ssdScan(b, st, in, c.ChunkLen, bs, h, l.p, n), bs, t, l.di)
 	y = b.Must(ops.RMSNorm(y, b.Node(l.norm), ops.DefaultRMSNormEps))
-	y = b.Must(ops.GatedSiLU(y, z))
-	return linear(b, y, l.wout)
+	return b.Must(ops.GatedSiLU(y, z))
 }

@@ -49,6 +49,13 @@ func ExpertKeys(nExperts int) (int, error) {
 // The top-k indices are not differentiable; every weight gets its gradient
 // through the selected scores, as in the listing.
 func CDMoE(in CDMoEInputs, cfg CDMoEConfig) (*G.Node, error) {
+	return cdmoe(in, cfg, nil)
+}
+
+// cdmoe is CDMoE, closing r's pre-norm block when r is not nil
+// (Residual.CDMoE): in.X is then r's h, and r's residual stream is an eighth
+// input added to each token's row once its experts are.
+func cdmoe(in CDMoEInputs, cfg CDMoEConfig, r *Residual) (*G.Node, error) {
 	if cfg.Act == "" {
 		cfg.Act = "silu"
 	}
@@ -87,7 +94,14 @@ func CDMoE(in CDMoEInputs, cfg CDMoEConfig) (*G.Node, error) {
 			return nil, errors.Errorf("cdmoe: %s must be %v, got %v", names[i], s, nodes[i].Shape())
 		}
 	}
-	return apply(k, nodes...)
+	if r == nil {
+		return apply(k, nodes...)
+	}
+	k.res = r.link
+	if err := r.close(k.outShape()); err != nil {
+		return nil, err
+	}
+	return apply(k, append(nodes, r.x)...)
 }
 
 type cdmoeKernel struct {
@@ -97,6 +111,10 @@ type cdmoeKernel struct {
 	// saved is shared by the op and its gradient op: what the forward
 	// computed that the backward needs again (not an attribute: no hash).
 	saved *cdmoeSaved
+	// res, when not nil, makes the op close a pre-norm block: an eighth
+	// input, the residual stream, is added to y, and y's upstream gradient
+	// goes to the block's norm too (Residual.CDMoE).
+	res *residualLink
 }
 
 // cdmoeSaved is what a CDMoE forward keeps for its backward in the same
@@ -140,16 +158,32 @@ func (k cdmoeKernel) releaseSaved() {
 
 func (k cdmoeKernel) name() string { return "cdmoe" }
 func (k cdmoeKernel) attrs() string {
+	if k.res != nil {
+		return fmt.Sprintf("heads=%d,k=%d,act=%s,block=%d", k.heads, k.topk, k.act.name, k.res.id)
+	}
 	return fmt.Sprintf("heads=%d,k=%d,act=%s", k.heads, k.topk, k.act.name)
 }
 func (k cdmoeKernel) qdim() int { return 2 * k.heads * k.half }
 func (k cdmoeKernel) inShapes() []tensor.Shape {
 	ne := k.nk * k.nk
-	return []tensor.Shape{{k.b, k.t, k.dm}, {k.dm, k.dff}, {k.dff, k.dm}, {k.dm, k.qdim()},
+	s := []tensor.Shape{{k.b, k.t, k.dm}, {k.dm, k.dff}, {k.dff, k.dm}, {k.dm, k.qdim()},
 		{k.heads, k.nk, 2, k.half}, {ne, k.dm}, {ne, k.dm}}
+	if k.res != nil {
+		s = append(s, k.outShape())
+	}
+	return s
 }
 func (k cdmoeKernel) outShape() tensor.Shape { return tensor.Shape{k.b, k.t, k.dm} }
-func (k cdmoeKernel) diffWRT() []bool        { return []bool{true, true, true, true, true, true, true} }
+func (k cdmoeKernel) diffWRT() []bool {
+	d := []bool{true, true, true, true, true, true, true}
+	if k.res != nil {
+		d = append(d, false)
+	}
+	return d
+}
+
+// residual is the block the op closes, or nil (see fusedOp.SymDiff).
+func (k cdmoeKernel) residual() *residualLink { return k.res }
 
 // The forward writes every token's row (φ, then its experts added); the
 // backward writes dx and the shared MLP's and queries' gradients by
@@ -273,10 +307,9 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		defer releaseScratch(dq)
 	}
 	parts := make([]cdmoeGrads[T], workerCount(N))
-	parallelRanges(N, func(w, lo, hi int) {
-		if g != nil {
-			parts[w] = cdmoeGrads[T]{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
-		}
+	// 3. Each token's experts, added to φ (forward) or their gradients
+	// (backward).
+	experts := func(w, lo, hi int) {
 		if cdmoeExpertsRangeC(k, lo, hi, chosen, y, g, sh, Edown, Eup, keys, &parts[w], dphi, dq) {
 			return
 		}
@@ -292,6 +325,27 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 					parts[w].expertsBackward(k, n, hh, sh, chosen, g, Edown, Eup, keys, dphi, dq)
 				}
 			}
+		}
+	}
+	var xres []T
+	if y != nil && k.res != nil {
+		xres = in[7]
+	}
+	parallelRanges(N, func(w, lo, hi int) {
+		if g != nil {
+			parts[w] = cdmoeGrads[T]{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
+		}
+		if xres == nil {
+			experts(w, lo, hi)
+			return
+		}
+		// Closing a block: x's rows added to each block of tokens while
+		// its rows of y are in cache (the add Add(x, y) would do).
+		for b0 := lo; b0 < hi; b0 += residualRowBlock {
+			b1 := min(b0+residualRowBlock, hi)
+			experts(w, b0, b1)
+			rows := y[b0*dm : b1*dm]
+			addVec(rows, xres[b0*dm:b1*dm], rows)
 		}
 	})
 	if g == nil {

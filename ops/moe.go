@@ -336,20 +336,16 @@ func moeCombine[T floats](dst, g, xres []T, experts []moeExpert[T], k moeKernel)
 			moeCombineRows(dst, g, experts, k, lo, hi)
 			return
 		}
-		// By blocks of moeCombineBlock tokens, so that a block's rows are
+		// By blocks of residualRowBlock tokens, so that a block's rows are
 		// still in cache when x's are added to them.
-		for b0 := lo; b0 < hi; b0 += moeCombineBlock {
-			b1 := min(b0+moeCombineBlock, hi)
+		for b0 := lo; b0 < hi; b0 += residualRowBlock {
+			b1 := min(b0+residualRowBlock, hi)
 			moeCombineRows(dst, g, experts, k, b0, b1)
 			rows := dst[b0*k.d : b1*k.d]
 			addVec(rows, xres[b0*k.d:b1*k.d], rows)
 		}
 	})
 }
-
-// moeCombineBlock is the tokens of one block of a closing combine's rows:
-// 64 KiB of float32 rows at d_model 256, inside a core's L2.
-const moeCombineBlock = 64
 
 // moeCombineRows is moeCombine's sum for tokens lo to hi.
 func moeCombineRows[T floats](dst, g []T, experts []moeExpert[T], k moeKernel, lo, hi int) {

@@ -14,10 +14,10 @@ import (
 // the bit, the serial sum over experts in expert order (three per token, so
 // that the order shows), whatever the number of workers, with gates (the
 // forward) and without (the backward); closing a block (a residual stream
-// given), it is x + that sum, by blocks of moeCombineBlock tokens (the
+// given), it is x + that sum, by blocks of residualRowBlock tokens (the
 // tokens span several, and a part of one).
 func TestMoECombineSplitInvariant(t *testing.T) {
-	const tokens, d, n = 2*moeCombineBlock + 37, 5, 6
+	const tokens, d, n = 2*residualRowBlock + 37, 5, 6
 	r := rand.New(rand.NewSource(9))
 	k := moeKernel{x: tensor.Shape{tokens, d}, d: d, n: n}
 	if k.tokens() != tokens {

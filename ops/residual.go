@@ -22,13 +22,13 @@ import (
 // the gradients are the same to the bit (TestPreNormSameBitsAsNormAndAdd).
 //
 // The block's last op may also do the forward's add itself (Residual.SwiGLU,
-// Residual.Linear, Residual.MoEExperts): it takes x as one more input, which Gorgonia does not
+// Residual.Linear, Residual.MoEExperts, Residual.CDMoE): it takes x as one more input, which Gorgonia does not
 // differentiate, adds it to each block of rows of its output as soon as
 // they are computed, and passes its upstream gradient to the norm's
 // backward the same way.
 
 // Residual is the open end of the pre-norm block PreNorm opened on x: one
-// of Add, SwiGLU, Linear or MoEExperts closes it, once.
+// of Add, SwiGLU, Linear, MoEExperts or CDMoE closes it, once.
 type Residual struct {
 	x, h *G.Node
 	link *residualLink
@@ -128,6 +128,29 @@ func (r *Residual) MoEExperts(gates, w1, w3, w2 *G.Node) (*G.Node, error) {
 	}
 	return moeExperts(r.h, gates, w1, w3, w2, r)
 }
+
+// CDMoE closes the block with cross-domain MoE: x + CDMoE(in, cfg) (see
+// CDMoE), with in.X the block's h (nil is taken as h). The residual is added
+// to each block of tokens' rows right after their experts are, while the
+// rows are in cache. The values are those of Add(x, CDMoE(…)) to the bit.
+func (r *Residual) CDMoE(in CDMoEInputs, cfg CDMoEConfig) (*G.Node, error) {
+	if err := r.check("residual cdmoe"); err != nil {
+		return nil, err
+	}
+	if in.X == nil {
+		in.X = r.h
+	}
+	if in.X != r.h {
+		return nil, errors.Errorf("residual cdmoe: the input %s is not the block's h %s", in.X.Name(), r.h.Name())
+	}
+	return cdmoe(in, cfg, r)
+}
+
+// residualRowBlock is the rows (tokens) of one block of an op that closes a
+// pre-norm block row by row (Residual.MoEExperts, Residual.CDMoE): the
+// residual is added to a block's rows right after the op wrote them, 64 KiB
+// of float32 rows at d_model 256, inside a core's L2.
+const residualRowBlock = 64
 
 // check says what is wrong with closing r now, if anything.
 func (r *Residual) check(what string) error {

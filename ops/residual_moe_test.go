@@ -81,7 +81,7 @@ func TestResidualMoEGradFD(t *testing.T) {
 // few.
 func TestResidualMoESameBits(t *testing.T) {
 	const d, n, f = 16, 4, 24
-	for _, tokens := range [][]int{{2, 3*moeCombineBlock/2 + 5}, {1, 3}} {
+	for _, tokens := range [][]int{{2, 3*residualRowBlock/2 + 5}, {1, 3}} {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 			name := fmt.Sprintf("tokens %v %v", tokens, dt)
 			inputs := moeBlockInputs(tokens, d, n, f, false)
