@@ -108,17 +108,7 @@ func TestResidualCDMoEEdges(t *testing.T) {
 func BenchmarkResidualCDMoE(b *testing.B) {
 	cfg := CDMoEConfig{Heads: 4, K: 8}
 	for _, s := range []struct{ batch, t, d, f int }{{8, 256, 64, 176}, {4, 1024, 256, 688}} {
-		inputs := cdmoeBlockInputs(s.batch, s.t, s.d, s.f, cfg.Heads, 32, 32)
-		for _, pass := range []string{"fwd", "fwdbwd"} {
-			for _, fold := range []bool{true, false} {
-				how := "summed"
-				if fold {
-					how = "folded"
-				}
-				b.Run(fmt.Sprintf("d%d/%s/%s", s.d, pass, how), func(b *testing.B) {
-					benchOp(b, s.batch*s.t, inputs, pass == "fwdbwd", cdmoeBlock(cfg, fold))
-				})
-			}
-		}
+		block := func(fold bool) func(in []*G.Node) (*G.Node, error) { return cdmoeBlock(cfg, fold) }
+		benchFoldedAndSummed(b, s.d, s.batch*s.t, cdmoeBlockInputs(s.batch, s.t, s.d, s.f, cfg.Heads, 32, 32), block)
 	}
 }

@@ -134,17 +134,7 @@ func TestResidualMoEEdges(t *testing.T) {
 // residual added in the combine) and summed (Add after the experts).
 func BenchmarkResidualMoE(b *testing.B) {
 	for _, s := range []struct{ batch, t, d, f int }{{8, 256, 64, 88}, {4, 1024, 256, 344}} {
-		inputs := moeBlockInputs([]int{s.batch, s.t}, s.d, 8, s.f, false)
-		for _, pass := range []string{"fwd", "fwdbwd"} {
-			for _, fold := range []bool{true, false} {
-				how := "summed"
-				if fold {
-					how = "folded"
-				}
-				b.Run(fmt.Sprintf("d%d/%s/%s", s.d, pass, how), func(b *testing.B) {
-					benchOp(b, s.batch*s.t, inputs, pass == "fwdbwd", moeBlock(fold, false))
-				})
-			}
-		}
+		block := func(fold bool) func(in []*G.Node) (*G.Node, error) { return moeBlock(fold, false) }
+		benchFoldedAndSummed(b, s.d, s.batch*s.t, moeBlockInputs([]int{s.batch, s.t}, s.d, 8, s.f, false), block)
 	}
 }

@@ -337,34 +337,47 @@ func TestResidualSwiGLUSameBits(t *testing.T) {
 func BenchmarkResidualMLP(b *testing.B) {
 	for _, s := range []struct{ batch, t, d int }{{8, 256, 64}, {4, 1024, 256}} {
 		f := (8*s.d/3 + 7) / 8 * 8
-		inputs := residualSwiGLUInputs([]int{s.batch, s.t}, s.d, f)
-		for _, pass := range []string{"fwd", "fwdbwd"} {
-			for _, fold := range []bool{true, false} {
-				name := fmt.Sprintf("d%d/%s/summed", s.d, pass)
-				if fold {
-					name = fmt.Sprintf("d%d/%s/folded", s.d, pass)
-				}
-				b.Run(name, func(b *testing.B) {
-					benchOp(b, s.batch*s.t, inputs, pass == "fwdbwd", func(in []*G.Node) (*G.Node, error) {
-						if fold {
-							_, r, err := PreNorm(in[0], in[1], DefaultRMSNormEps)
-							if err != nil {
-								return nil, err
-							}
-							return r.SwiGLU(in[2], in[3], in[4])
-						}
-						h, err := RMSNorm(in[0], in[1], DefaultRMSNormEps)
-						if err != nil {
-							return nil, err
-						}
-						y, err := SwiGLU(h, in[2], in[3], in[4])
-						if err != nil {
-							return nil, err
-						}
-						return Add(in[0], y)
-					})
-				})
+		benchFoldedAndSummed(b, s.d, s.batch*s.t, residualSwiGLUInputs([]int{s.batch, s.t}, s.d, f), mlpBlock)
+	}
+}
+
+// mlpBlock is x + SwiGLU(RMSNorm(x; w)) from x, w, W1, W3, W2, closed by
+// Residual.SwiGLU (fold) or by Add.
+func mlpBlock(fold bool) func(in []*G.Node) (*G.Node, error) {
+	return func(in []*G.Node) (*G.Node, error) {
+		if fold {
+			_, r, err := PreNorm(in[0], in[1], DefaultRMSNormEps)
+			if err != nil {
+				return nil, err
 			}
+			return r.SwiGLU(in[2], in[3], in[4])
+		}
+		h, err := RMSNorm(in[0], in[1], DefaultRMSNormEps)
+		if err != nil {
+			return nil, err
+		}
+		y, err := SwiGLU(h, in[2], in[3], in[4])
+		if err != nil {
+			return nil, err
+		}
+		return Add(in[0], y)
+	}
+}
+
+// benchFoldedAndSummed runs the block that block(fold) builds at d_model d
+// over tokens, forward alone ("fwd") and forward and backward ("fwdbwd"),
+// closed inside its last op ("folded") and by an add ("summed"), as
+// sub-benchmarks d<d>/<pass>/<folded|summed>.
+func benchFoldedAndSummed(b *testing.B, d, tokens int, inputs []fdInput, block func(fold bool) func(in []*G.Node) (*G.Node, error)) {
+	for _, pass := range []string{"fwd", "fwdbwd"} {
+		for _, fold := range []bool{true, false} {
+			how := "summed"
+			if fold {
+				how = "folded"
+			}
+			b.Run(fmt.Sprintf("d%d/%s/%s", d, pass, how), func(b *testing.B) {
+				benchOp(b, tokens, inputs, pass == "fwdbwd", block(fold))
+			})
 		}
 	}
 }
