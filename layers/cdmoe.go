@@ -150,6 +150,8 @@ func (l *CDMoE) inputs(b *Builder) ops.CDMoEInputs {
 		Keys: b.Node(l.keys), Edown: b.Node(l.ed), Eup: b.Node(l.eu)}
 }
 
+// opConfig is the op's shape of retrieval: heads, the experts each head
+// keeps (top k) and the experts' activation (Wonderful Matrices §3.3).
 func (l *CDMoE) opConfig() ops.CDMoEConfig {
 	return ops.CDMoEConfig{Heads: l.cfg.Heads, K: l.cfg.TopK, Act: l.cfg.Act}
 }

@@ -21,11 +21,12 @@ import (
 // row while the row is in cache. Each element is the same one IEEE add, so
 // the gradients are the same to the bit (TestPreNormSameBitsAsNormAndAdd).
 //
-// The block's last op may also do the forward's add itself (Residual.SwiGLU,
-// Residual.Linear, Residual.MoEExperts, Residual.CDMoE): it takes x as one more input, which Gorgonia does not
-// differentiate, adds it to each block of rows of its output as soon as
-// they are computed, and passes its upstream gradient to the norm's
-// backward the same way.
+// The block's last op may also do the forward's add itself
+// (Residual.SwiGLU, Residual.Linear, Residual.MoEExperts, Residual.CDMoE):
+// it takes x as one more input, which Gorgonia does not differentiate,
+// adds it to each block of rows of its output as soon as they are
+// computed, and passes its upstream gradient to the norm's backward the
+// same way.
 
 // Residual is the open end of the pre-norm block PreNorm opened on x: one
 // of Add, SwiGLU, Linear, MoEExperts or CDMoE closes it, once.
