@@ -1,6 +1,7 @@
 package layers_test
 
 import (
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -83,6 +84,36 @@ func TestLayersCloseTheirBlocks(t *testing.T) {
 	if closers == 0 {
 		t.Error("no layer implements layers.Closer: the check checked nothing")
 	}
+}
+
+// TestMoESEIClosesInItsSharedExperts: MoE-SEI's block output is its
+// shared experts' SwiGLU with the routed output as an addend wherever the
+// MLP's block closes in its SwiGLU (this build's BLAS blocks the products),
+// not an add after it.
+func TestMoESEIClosesInItsSharedExperts(t *testing.T) {
+	moe := layers.MoEConfig{Experts: 4, TopK: 2, DFF: 6, Shared: 1}.Resolved(testD)
+	closer := func(l layers.Sublayer) string {
+		if err := l.Params().Initialize(tensor.Float32, 1); err != nil {
+			t.Fatal(err)
+		}
+		b := layers.NewBuilder(tensor.Float32)
+		var op string
+		err := b.Run(l.Kind(), func() {
+			x := b.Input("x", make([]float64, testB*testT*testD), testB, testT, testD)
+			g := b.Input("norm", make([]float64, testD), testD)
+			h, res, err := ops.PreNorm(x, g, ops.DefaultRMSNormEps)
+			op = l.(layers.Closer).ForwardClosing(b, b.Must(h, err), res, nil).Op().String()
+		})
+		if err != nil {
+			t.Fatalf("%s: %+v", l.Kind(), err)
+		}
+		return op
+	}
+	mlp, sei := closer(layers.NewMLP("m", 6, testShape)), closer(layers.NewMoESEI("h", moe, testShape))
+	if strings.HasPrefix(mlp, "swiglu{") && !(strings.HasPrefix(sei, "swiglu{") && strings.Contains(sei, "plus=true")) {
+		t.Errorf("the MLP's block closes in %s, MoE-SEI's in %s: want its shared experts' SwiGLU with plus=true", mlp, sei)
+	}
+	t.Logf("MLP block closed by %s, MoE-SEI's by %s", mlp, sei)
 }
 
 // TestLayersRejectBadInput: a wrong input width is an error naming the

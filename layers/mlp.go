@@ -73,3 +73,11 @@ func (l *MLP) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, _ *State) *
 	dims(b, h, "mlp", l.shape.DModel)
 	return b.Must(r.SwiGLU(b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
 }
+
+// forwardClosingPlus builds x + (Forward(b, h) + other) with
+// Residual.SwiGLUPlus: other, then x, added in SwiGLU's blocks of rows
+// (MoE-SEI's block, other its routed experts' output).
+func (l *MLP) forwardClosingPlus(b *Builder, h *G.Node, r *ops.Residual, other *G.Node) *G.Node {
+	dims(b, h, "mlp", l.shape.DModel)
+	return b.Must(r.SwiGLUPlus(b.Node(l.w1), b.Node(l.w3), b.Node(l.w2), other))
+}

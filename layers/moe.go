@@ -128,14 +128,17 @@ func (l *MoE) Forward(b *Builder, x *G.Node, st *State) *G.Node {
 
 // ForwardClosing builds the block's output x + Forward(b, h, st) (Closer).
 // The routed MoE's experts add the residual in their combine
-// (ops.Residual.MoEExperts). MoE-SEI's block stays x + (routed + shared),
-// closed by the add: letting the shared experts' op close it instead would
-// sum in another order, other bits.
+// (ops.Residual.MoEExperts). MoE-SEI's shared experts close its block,
+// x + (shared + routed), adding the routed experts' output and then x to
+// each block of rows (ops.Residual.SwiGLUPlus): the values of x + (routed
+// + shared) to the bit, its nodes built in Forward's order.
 func (l *MoE) ForwardClosing(b *Builder, h *G.Node, r *ops.Residual, st *State) *G.Node {
-	if l.sharedMLP != nil {
-		return b.Must(r.Add(l.Forward(b, h, st)))
-	}
 	gates, loss := l.route(b, h, st)
+	if l.sharedMLP != nil {
+		routed := b.Must(ops.MoEExperts(h, gates, b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
+		l.addBalanceLoss(b, loss)
+		return l.sharedMLP.forwardClosingPlus(b, h, r, routed)
+	}
 	y := b.Must(r.MoEExperts(gates, b.Node(l.w1), b.Node(l.w3), b.Node(l.w2)))
 	l.addBalanceLoss(b, loss)
 	return y

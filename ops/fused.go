@@ -131,7 +131,23 @@ func (op fusedOp) WriteHash(h hash.Hash) {
 func (op fusedOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
 func (op fusedOp) String() string   { return fmt.Sprintf("%s{%s}", op.k.name(), op.k.attrs()) }
 
-func (op fusedOp) DiffWRT(n int) []bool { return op.k.diffWRT() }
+// DiffWRT is the kernel's diffWRT, with its addends (addendInputs) too.
+func (op fusedOp) DiffWRT(n int) []bool {
+	diff := op.k.diffWRT()
+	a, ok := op.k.(addendInputs)
+	if !ok {
+		return diff
+	}
+	plus := a.addends()
+	if plus == nil {
+		return diff
+	}
+	all := append([]bool(nil), diff...)
+	for i, p := range plus {
+		all[i] = all[i] || p
+	}
+	return all
+}
 
 // upstreamGradient is a kernel whose gradient with respect to every input
 // is the upstream gradient itself (a sum): its SymDiff hands grad on, as
@@ -153,6 +169,14 @@ type gradientAddend interface {
 	addend() *G.Node
 	backwardAdding(in []any, out, dOut, addend any, dIn []any) error
 }
+
+// addendInputs is a kernel with inputs that are only added to its output
+// (MoE-SEI's routed experts, added where its shared experts close the
+// block: Residual.SwiGLUPlus). Their gradient is the upstream gradient
+// itself: fusedOp.DiffWRT reports them and SymDiff hands them grad, as
+// Gorgonia's addition does, while the kernel's diffWRT leaves them out of
+// its backward. addends is nil when there are none.
+type addendInputs interface{ addends() []bool }
 
 // residualCloser is a kernel that can close a pre-norm block (PreNorm):
 // its output is the residual stream plus its own result, and the upstream
@@ -208,6 +232,13 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 			return nil, errors.Wrapf(err, "%s backward: gradient of input %d", op.k.name(), i)
 		}
 		off += s.TotalSize()
+	}
+	if a, ok := op.k.(addendInputs); ok {
+		for i, p := range a.addends() {
+			if p {
+				res[i] = grad
+			}
+		}
 	}
 	return res, nil
 }

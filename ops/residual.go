@@ -22,14 +22,14 @@ import (
 // the gradients are the same to the bit (TestPreNormSameBitsAsNormAndAdd).
 //
 // The block's last op may also do the forward's add itself
-// (Residual.SwiGLU, Residual.Linear, Residual.MoEExperts, Residual.CDMoE):
-// it takes x as one more input, which Gorgonia does not differentiate,
-// adds it to each block of rows of its output as soon as they are
-// computed, and passes its upstream gradient to the norm's backward the
-// same way.
+// (Residual.SwiGLU, Residual.SwiGLUPlus, Residual.Linear,
+// Residual.MoEExperts, Residual.CDMoE): it takes x as one more input,
+// which Gorgonia does not differentiate, adds it to each block of rows of
+// its output as soon as they are computed, and passes its upstream
+// gradient to the norm's backward the same way.
 
 // Residual is the open end of the pre-norm block PreNorm opened on x: one
-// of Add, SwiGLU, Linear, MoEExperts or CDMoE closes it, once.
+// of Add, SwiGLU, SwiGLUPlus, Linear, MoEExperts or CDMoE closes it, once.
 type Residual struct {
 	x, h *G.Node
 	link *residualLink
@@ -86,7 +86,29 @@ func (r *Residual) SwiGLU(w1, w3, w2 *G.Node) (*G.Node, error) {
 	if err := r.check("residual swiglu"); err != nil {
 		return nil, err
 	}
-	return swiglu(r.h, w1, w3, w2, r)
+	return swiglu(r.h, w1, w3, w2, r, nil)
+}
+
+// SwiGLUPlus closes the block with its MLP and one more addend, other (of
+// x's shape): x + (SwiGLU(h; W1, W3, W2) + other), other added to each
+// block of rows right before the residual. It is MoE-SEI's block
+// (SPEC §3, shared expert isolation: the shared experts' SwiGLU closing,
+// the routed experts' output as other). The values are those of Add(x, Add(other,
+// SwiGLU(h, …))) to the bit (each element is the same two IEEE adds, and
+// an add's operands commute); other's gradient is the upstream gradient,
+// handed on with no copy, as Add's is.
+func (r *Residual) SwiGLUPlus(w1, w3, w2, other *G.Node) (*G.Node, error) {
+	if err := r.check("residual swiglu"); err != nil {
+		return nil, err
+	}
+	if other == nil {
+		return nil, errors.New("residual swiglu: the addend is nil")
+	}
+	if !other.Shape().Eq(r.x.Shape()) || other.Dtype() != r.x.Dtype() {
+		return nil, errors.Errorf("residual swiglu: the addend %s is %v %v, the block's x is %v %v",
+			other.Name(), other.Shape(), other.Dtype(), r.x.Shape(), r.x.Dtype())
+	}
+	return swiglu(r.h, w1, w3, w2, r, other)
 }
 
 // Linear closes the block with its output projection: x + a w (see

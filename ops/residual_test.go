@@ -280,7 +280,15 @@ func TestResidualSwiGLUGradFD(t *testing.T) {
 // Add, bit for bit, in float32 and float64, on each path SwiGLU takes in
 // this build (the small kernels' blocks, the packed kernels' blocks, the
 // three nodes), with several blocks and a short last one, and whole.
-func TestResidualSwiGLUSameBits(t *testing.T) {
+func TestResidualSwiGLUSameBits(t *testing.T) { checkResidualSwiGLUSameBits(t, false) }
+
+// Residual.SwiGLUPlus (MoE-SEI's block) gives the values and gradients of
+// RMSNorm, SwiGLU, Add(other, ·) and Add(x, ·), bit for bit, on the same
+// paths, with other = h Wo, so that h takes three gradients (SwiGLU's,
+// Wo's and the residual's) and other the upstream one.
+func TestResidualSwiGLUPlusSameBits(t *testing.T) { checkResidualSwiGLUSameBits(t, true) }
+
+func checkResidualSwiGLUSameBits(t *testing.T, plus bool) {
 	defer func(s, p bool) { blasSmallKernels, blasPackedBlocks = s, p }(blasSmallKernels, blasPackedBlocks)
 	const d, f = 64, 176
 	type path struct{ small, packed bool }
@@ -288,15 +296,22 @@ func TestResidualSwiGLUSameBits(t *testing.T) {
 	if blasPackedBlocks {
 		paths = append(paths, path{false, true})
 	}
+	grads := []string{"y", "dx", "dw", "dW1", "dW3", "dW2"}
+	if plus {
+		grads = append(grads, "dWo")
+	}
 	for _, p := range paths {
 		blasSmallKernels, blasPackedBlocks = p.small, p.packed
 		for _, shape := range [][]int{{2, 300}, {1, 40}} {
 			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				name := fmt.Sprintf("small=%v packed=%v shape=%v %v", p.small, p.packed, shape, dt)
+				name := fmt.Sprintf("plus=%v small=%v packed=%v shape=%v %v", plus, p.small, p.packed, shape, dt)
 				inputs := residualSwiGLUInputs(shape, d, f)
+				if plus {
+					inputs = append(inputs, fdInput{name: "Wo", shape: []int{d, d}})
+				}
 				r := rand.New(rand.NewSource(35))
 				data := drawInputs(r, inputs)
-				for _, i := range []int{2, 3, 4} { // weights at 1/√fan-in
+				for i := 2; i < len(inputs); i++ { // weights at 1/√fan-in
 					for j := range data[i] {
 						data[i][j] /= 10
 					}
@@ -306,23 +321,37 @@ func TestResidualSwiGLUSameBits(t *testing.T) {
 				if swigluRowBlock(f, d) > 0 {
 					closer = "swiglu"
 				}
+				other := func(n []*G.Node, h *G.Node) *G.Node {
+					if !plus {
+						return nil
+					}
+					return G.Must(Linear(h, n[5]))
+				}
 				run := func(fold bool) []tensor.Tensor {
 					if fold {
 						return blockValues(t, name, dt, inputs, data, upstream, func(n []*G.Node) (*G.Node, error) {
-							_, res, err := PreNorm(n[0], n[1], DefaultRMSNormEps)
+							h, res, err := PreNorm(n[0], n[1], DefaultRMSNormEps)
 							if err != nil {
 								return nil, err
+							}
+							if plus {
+								return res.SwiGLUPlus(n[2], n[3], n[4], other(n, h))
 							}
 							return res.SwiGLU(n[2], n[3], n[4])
 						}, closedBy(t, name, closer))
 					}
 					return blockValues(t, name, dt, inputs, data, upstream, func(n []*G.Node) (*G.Node, error) {
 						h := G.Must(RMSNorm(n[0], n[1], DefaultRMSNormEps))
-						return Add(n[0], G.Must(SwiGLU(h, n[2], n[3], n[4])))
+						o := other(n, h) // built first, as MoE-SEI builds its routed experts
+						y := G.Must(SwiGLU(h, n[2], n[3], n[4]))
+						if plus {
+							y = G.Must(Add(o, y))
+						}
+						return Add(n[0], y)
 					}, nil)
 				}
 				got, want := run(true), run(false)
-				for i, what := range []string{"y", "dx", "dw", "dW1", "dW3", "dW2"} {
+				for i, what := range grads {
 					assertSameBits(t, name+" "+what, got[i], want[i])
 				}
 			}

@@ -30,13 +30,15 @@ import (
 // backward (swigluSaved); an evaluation forward keeps nothing of [rows, f].
 // In the pure-Go build it builds those three nodes (swigluNodes).
 func SwiGLU(x, w1, w3, w2 *G.Node) (*G.Node, error) {
-	return swiglu(x, w1, w3, w2, nil)
+	return swiglu(x, w1, w3, w2, nil, nil)
 }
 
 // swiglu is SwiGLU, or with r the block's output r.x + SwiGLU(x) (x is
 // r.h), the residual added in each block of rows right after its
-// down-projection (Residual.SwiGLU).
-func swiglu(x, w1, w3, w2 *G.Node, r *Residual) (*G.Node, error) {
+// down-projection (Residual.SwiGLU); with plus too (of x's shape), r.x +
+// (SwiGLU(x) + plus), plus added to the block's rows just before the
+// residual (Residual.SwiGLUPlus).
+func swiglu(x, w1, w3, w2 *G.Node, r *Residual, plus *G.Node) (*G.Node, error) {
 	xs, s1 := x.Shape(), w1.Shape()
 	if xs.Dims() < 1 || s1.Dims() != 2 || s1[0] != xs[xs.Dims()-1] {
 		return nil, errors.Errorf("swiglu: W1 %v must be [d, f] with d = x's last axis (x %v)", s1, xs)
@@ -44,6 +46,7 @@ func swiglu(x, w1, w3, w2 *G.Node, r *Residual) (*G.Node, error) {
 	k := swigluKernel{x: xs.Clone(), d: s1[0], f: s1[1], saved: &swigluSaved{}}
 	if r != nil {
 		k.res = r.link
+		k.plus = plus != nil
 	}
 	k.blk = swigluRowBlock(k.f, k.d)
 	if !w3.Shape().Eq(s1) {
@@ -57,11 +60,19 @@ func swiglu(x, w1, w3, w2 *G.Node, r *Residual) (*G.Node, error) {
 		if err != nil || r == nil {
 			return y, err
 		}
+		if plus != nil {
+			if y, err = Add(plus, y); err != nil {
+				return nil, err
+			}
+		}
 		return r.add(y)
 	}
 	if r != nil {
 		if err := r.close(k.x); err != nil {
 			return nil, err
+		}
+		if plus != nil {
+			return apply(k, x, w1, w3, w2, r.x, plus)
 		}
 		return apply(k, x, w1, w3, w2, r.x)
 	}
@@ -131,6 +142,9 @@ type swigluKernel struct {
 	// input, the residual stream x, is added to y, and y's upstream
 	// gradient, x's share, goes to the block's norm (Residual.SwiGLU).
 	res *residualLink
+	// plus (with res) is a sixth input, added to y before x; its gradient
+	// is the upstream gradient (addends; Residual.SwiGLUPlus).
+	plus bool
 }
 
 // swigluSaved is what a SwiGLU forward keeps for its backward in the same
@@ -168,13 +182,21 @@ func (k swigluKernel) releaseSaved() {
 func (k swigluKernel) name() string { return "swiglu" }
 func (k swigluKernel) attrs() string {
 	if k.res != nil {
-		return fmt.Sprintf("blk=%d,block=%d", k.blk, k.res.id)
+		return fmt.Sprintf("blk=%d,block=%d,plus=%v", k.blk, k.res.id, k.plus)
 	}
 	return fmt.Sprintf("blk=%d", k.blk)
 }
 
 // residual is the block the op closes, or nil (see fusedOp.SymDiff).
 func (k swigluKernel) residual() *residualLink { return k.res }
+
+// addends marks plus, whose gradient is the upstream one (addendInputs).
+func (k swigluKernel) addends() []bool {
+	if !k.plus {
+		return nil
+	}
+	return []bool{false, false, false, false, false, true}
+}
 
 func (k swigluKernel) rows() int { return k.x.TotalSize() / k.d }
 
@@ -184,6 +206,9 @@ func (k swigluKernel) productFLOPs(n int) float64 {
 	return float64(n) * gemmWork(k.rows(), k.d, k.f)
 }
 func (k swigluKernel) inShapes() []tensor.Shape {
+	if k.plus {
+		return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}, k.x, k.x}
+	}
 	if k.res != nil {
 		return []tensor.Shape{k.x, {k.d, k.f}, {k.d, k.f}, {k.f, k.d}, k.x}
 	}
@@ -191,6 +216,9 @@ func (k swigluKernel) inShapes() []tensor.Shape {
 }
 func (k swigluKernel) outShape() tensor.Shape { return k.x }
 func (k swigluKernel) diffWRT() []bool {
+	if k.plus {
+		return []bool{true, true, true, true, false, false}
+	}
 	if k.res != nil {
 		return []bool{true, true, true, true, false}
 	}
@@ -222,13 +250,16 @@ func (k swigluKernel) backward(in []any, out, dOut any, dIn []any) error {
 }
 
 // swigluForward writes y, plus the residual stream in[4] when the op
-// closes a block (k.res), and when the graph takes the gradient keeps H1
-// and H3 in k.saved.
+// closes a block (k.res) and before it in[5] (k.plus), and when the graph
+// takes the gradient keeps H1 and H3 in k.saved.
 func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 	x, w1, w3, w2 := in[0], in[1], in[2], in[3]
-	var xres []T
+	var xres, plus []T
 	if k.res != nil {
 		xres = in[4]
+	}
+	if k.plus {
+		plus = in[5]
 	}
 	rows, sv := k.rows(), k.saved
 	sv.release() // a save nobody used (an evaluation run) goes back first
@@ -252,7 +283,7 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		parallelRanges(len(a), func(_, lo, hi int) { gatedSiLU(a[lo:hi], h3[lo:hi], h1[lo:hi]) })
 		gemmTall(false, rows, k.d, k.f, a, k.f, w2, k.d, 0, y, k.d)
 		if xres != nil {
-			parallelRanges(len(y), func(_, lo, hi int) { addVec(y[lo:hi], xres[lo:hi], y[lo:hi]) })
+			parallelRanges(len(y), func(_, lo, hi int) { closeRows(y[lo:hi], plus, xres, lo, hi) })
 		}
 	} else {
 		keep := h1 != nil
@@ -280,9 +311,8 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 			r2.mul(m, a, k.f, 0, y[r0*k.d:], k.d)
 			if xres != nil {
 				// The block's rows of y are in cache: the residual add
-				// reads x's rows alone. x + y, as Add's order.
-				yb := y[r0*k.d : end*k.d]
-				addVec(yb, xres[r0*k.d:end*k.d], yb)
+				// reads x's (and plus's) rows alone.
+				closeRows(y[r0*k.d:end*k.d], plus, xres, r0*k.d, end*k.d)
 			}
 		})
 	}
@@ -290,6 +320,15 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 		sv.h1, sv.h3 = h1, h3
 		sv.keep(x, w1, w3)
 	}
+}
+
+// closeRows closes the block on y's elements [lo, hi), held in yb:
+// x + (y + plus), or x + y without plus, each as Add's order.
+func closeRows[T floats](yb, plus, xres []T, lo, hi int) {
+	if plus != nil {
+		addVec(yb, plus[lo:hi], yb)
+	}
+	addVec(yb, xres[lo:hi], yb)
 }
 
 // swigluInputOperands is W1 and W3 as the blocks' products read them
