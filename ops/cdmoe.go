@@ -335,18 +335,8 @@ func cdmoeRun[T floats](k cdmoeKernel, in [][]T, y, g []T, d [][]T) {
 		if g != nil {
 			parts[w] = cdmoeGrads[T]{scratch[T](len(Edown)), scratch[T](len(Eup)), scratch[T](len(keys))}
 		}
-		if xres == nil {
-			experts(w, lo, hi)
-			return
-		}
-		// Closing a block: x's rows added to each block of tokens while
-		// its rows of y are in cache (the add Add(x, y) would do).
-		for b0 := lo; b0 < hi; b0 += residualRowBlock {
-			b1 := min(b0+residualRowBlock, hi)
-			experts(w, b0, b1)
-			rows := y[b0*dm : b1*dm]
-			addVec(rows, xres[b0*dm:b1*dm], rows)
-		}
+		// Closing a block: x's rows added to each block of tokens.
+		closeInBlocks(y, xres, dm, lo, hi, func(b0, b1 int) { experts(w, b0, b1) })
 	})
 	if g == nil {
 		if !k.saved.wanted {

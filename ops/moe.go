@@ -332,18 +332,7 @@ func moeChoicesGo(g []float32, tokens, n int) (all, counts []int) {
 // in order over its own range.
 func moeCombine[T floats](dst, g, xres []T, experts []moeExpert[T], k moeKernel) {
 	parallelRanges(k.tokens(), func(_, lo, hi int) {
-		if xres == nil {
-			moeCombineRows(dst, g, experts, k, lo, hi)
-			return
-		}
-		// By blocks of residualRowBlock tokens, so that a block's rows are
-		// still in cache when x's are added to them.
-		for b0 := lo; b0 < hi; b0 += residualRowBlock {
-			b1 := min(b0+residualRowBlock, hi)
-			moeCombineRows(dst, g, experts, k, b0, b1)
-			rows := dst[b0*k.d : b1*k.d]
-			addVec(rows, xres[b0*k.d:b1*k.d], rows)
-		}
+		closeInBlocks(dst, xres, k.d, lo, hi, func(b0, b1 int) { moeCombineRows(dst, g, experts, k, b0, b1) })
 	})
 }
 

@@ -91,12 +91,12 @@ func (r *Residual) SwiGLU(w1, w3, w2 *G.Node) (*G.Node, error) {
 
 // SwiGLUPlus closes the block with its MLP and one more addend, other (of
 // x's shape): x + (SwiGLU(h; W1, W3, W2) + other), other added to each
-// block of rows right before the residual. It is MoE-SEI's block
-// (SPEC §3, shared expert isolation: the shared experts' SwiGLU closing,
-// the routed experts' output as other). The values are those of Add(x, Add(other,
-// SwiGLU(h, …))) to the bit (each element is the same two IEEE adds, and
-// an add's operands commute); other's gradient is the upstream gradient,
-// handed on with no copy, as Add's is.
+// block of rows right before the residual. It is MoE-SEI's block (SPEC
+// §3, shared expert isolation: the shared experts' SwiGLU closing, the
+// routed experts' output as other). The values are those of Add(x,
+// Add(other, SwiGLU(h, …))) to the bit (each element is the same two IEEE
+// adds, and an add's operands commute); other's gradient is the upstream
+// gradient, handed on with no copy, as Add's is.
 func (r *Residual) SwiGLUPlus(w1, w3, w2, other *G.Node) (*G.Node, error) {
 	if err := r.check("residual swiglu"); err != nil {
 		return nil, err
@@ -174,6 +174,31 @@ func (r *Residual) CDMoE(in CDMoEInputs, cfg CDMoEConfig) (*G.Node, error) {
 // residual is added to a block's rows right after the op wrote them, 64 KiB
 // of float32 rows at d_model 256, inside a core's L2.
 const residualRowBlock = 64
+
+// closeInBlocks has write compute rows lo to hi of dst [rows, d] by blocks
+// of residualRowBlock rows, and adds xres's rows to each block right after
+// write, while the block is in cache (the add Add(x, y) would do). Without
+// xres it is write(lo, hi).
+func closeInBlocks[T floats](dst, xres []T, d, lo, hi int, write func(b0, b1 int)) {
+	if xres == nil {
+		write(lo, hi)
+		return
+	}
+	for b0 := lo; b0 < hi; b0 += residualRowBlock {
+		b1 := min(b0+residualRowBlock, hi)
+		write(b0, b1)
+		closeRows(dst[b0*d:b1*d], nil, xres, b0*d, b1*d)
+	}
+}
+
+// closeRows closes the block on y's elements [lo, hi), held in yb:
+// x + (y + plus), or x + y without plus, each as Add's order.
+func closeRows[T floats](yb, plus, xres []T, lo, hi int) {
+	if plus != nil {
+		addVec(yb, plus[lo:hi], yb)
+	}
+	addVec(yb, xres[lo:hi], yb)
+}
 
 // check says what is wrong with closing r now, if anything.
 func (r *Residual) check(what string) error {

@@ -322,15 +322,6 @@ func swigluForward[T floats](y []T, in [][]T, k swigluKernel) {
 	}
 }
 
-// closeRows closes the block on y's elements [lo, hi), held in yb:
-// x + (y + plus), or x + y without plus, each as Add's order.
-func closeRows[T floats](yb, plus, xres []T, lo, hi int) {
-	if plus != nil {
-		addVec(yb, plus[lo:hi], yb)
-	}
-	addVec(yb, xres[lo:hi], yb)
-}
-
 // swigluInputOperands is W1 and W3 as the blocks' products read them
 // (newRightOperand); the caller releases them.
 func swigluInputOperands[T floats](w1, w3 []T, k swigluKernel) (r1, r3 rightOperand[T]) {
