@@ -52,8 +52,13 @@ func apply(k kernel, inputs ...*G.Node) (*G.Node, error) {
 			return nil, errors.Errorf("%s: input %d (%s) is %v, input 0 is %v", k.name(), i, n.Name(), n.Dtype(), dt)
 		}
 	}
-	out, err := G.ApplyOp(fusedOp{k: k, out: new(reusedBuffer), calls: newOpCalls(k, len(inputs))}, inputs...)
-	return out, errors.Wrapf(err, "%s", k.name())
+	op := fusedOp{k: k, out: new(reusedBuffer), calls: newOpCalls(k, len(inputs)), reads: hReaderOf(k, inputs)}
+	out, err := G.ApplyOp(op, inputs...)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s", k.name())
+	}
+	op.reads.register(out)
+	return out, nil
 }
 
 // typeOf is the Gorgonia type of a value of the given shape: a scalar is the
@@ -73,11 +78,13 @@ func hashOf(w func(hash.Hash)) uint32 {
 
 // fusedOp is the forward op of a kernel. out is the op's output buffer,
 // kept from one run of the graph to the next (see reusedBuffer); calls
-// what its Do would otherwise allocate on every run (see opCalls).
+// what its Do would otherwise allocate on every run (see opCalls); reads
+// the pre-norm block's h it reads, nil when none (see Grad).
 type fusedOp struct {
 	k     kernel
 	out   *reusedBuffer
 	calls *opCalls
+	reads *hReader
 }
 
 func (op fusedOp) Arity() int { return len(op.k.inShapes()) }
@@ -131,20 +138,25 @@ func (op fusedOp) WriteHash(h hash.Hash) {
 func (op fusedOp) Hashcode() uint32 { return hashOf(op.WriteHash) }
 func (op fusedOp) String() string   { return fmt.Sprintf("%s{%s}", op.k.name(), op.k.attrs()) }
 
-// DiffWRT is the kernel's diffWRT, with its addends (addendInputs) too.
+// DiffWRT is the kernel's diffWRT, with its addends (addendInputs) too,
+// and without a pre-norm block's h when another reader hands h's gradient
+// to Gorgonia (Grad): this op hands its own to the block's norm.
 func (op fusedOp) DiffWRT(n int) []bool {
 	diff := op.k.diffWRT()
-	a, ok := op.k.(addendInputs)
-	if !ok {
-		return diff
+	var plus []bool
+	if a, ok := op.k.(addendInputs); ok {
+		plus = a.addends()
 	}
-	plus := a.addends()
-	if plus == nil {
+	handsH := op.reads != nil && !op.reads.carries()
+	if plus == nil && !handsH {
 		return diff
 	}
 	all := append([]bool(nil), diff...)
 	for i, p := range plus {
 		all[i] = all[i] || p
+	}
+	if handsH {
+		all[op.reads.index] = false
 	}
 	return all
 }
@@ -170,6 +182,16 @@ type gradientAddend interface {
 	backwardAdding(in []any, out, dOut, addend any, dIn []any) error
 }
 
+// gradientTerms is a kernel whose upstream gradient may come as terms
+// to sum (a pre-norm block's norm, whose h's readers hand it their
+// gradients: Grad): SymDiff gives them to the backward op as more inputs,
+// and backwardSumming adds them, in order, into the upstream gradient it
+// uses. gradientTerms is nil when Gorgonia's grad is the whole gradient.
+type gradientTerms interface {
+	gradientTerms(grad *G.Node) ([]*G.Node, error)
+	backwardSumming(in []any, out any, terms []any, addend any, dIn []any) error
+}
+
 // addendInputs is a kernel with inputs that are only added to its output
 // (MoE-SEI's routed experts, added where its shared experts close the
 // block: Residual.SwiGLUPlus). Their gradient is the upstream gradient
@@ -184,8 +206,21 @@ type addendInputs interface{ addends() []bool }
 // when the op does not close one.
 type residualCloser interface{ residual() *residualLink }
 
-// SymDiff adds the backward node and one unpack node per differentiable input.
+// SymDiff adds the backward node and one unpack node per differentiable
+// input. The gradient of a pre-norm block's h is also handed to the
+// block's norm when Grad folds the block.
 func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	res, err := op.symDiff(inputs, output, grad)
+	if err != nil || op.reads == nil {
+		return res, err
+	}
+	if err := op.reads.hand(res[op.reads.index]); err != nil {
+		return nil, errors.Wrapf(err, "%s backward", op.k.name())
+	}
+	return res, nil
+}
+
+func (op fusedOp) symDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if c, ok := op.k.(residualCloser); ok {
 		if l := c.residual(); l != nil {
 			if err := l.pass(grad); err != nil {
@@ -217,8 +252,21 @@ func (op fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 			children, addend = append(children, n), true
 		}
 	}
+	var terms int
+	if t, ok := op.k.(gradientTerms); ok && diff[0] {
+		ns, err := t.gradientTerms(grad)
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s backward", op.k.name())
+		}
+		for _, n := range ns {
+			if !n.Shape().Eq(output.Shape()) || n.Dtype() != output.Dtype() {
+				return nil, errors.Errorf("%s backward: a gradient to sum is %v %v, the output is %v %v", op.k.name(), n.Shape(), n.Dtype(), output.Shape(), output.Dtype())
+			}
+		}
+		children, terms = append(children, ns...), len(ns)
+	}
 	side := &sideGradients{}
-	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side, addend: addend, calls: newOpCalls(op.k, len(children))}, children...)
+	packed, err := G.ApplyOp(fusedDiffOp{k: op.k, packed: new(reusedBuffer), side: side, addend: addend, terms: terms, calls: newOpCalls(op.k, len(children))}, children...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s backward", op.k.name())
 	}
@@ -260,12 +308,16 @@ func packedSize(k kernel) int {
 // the gradients a plan moved to buffers of their own (side). calls is what
 // its Do would otherwise allocate on every run (see opCalls). With addend
 // (a gradientAddend kernel), it reads one more input after the upstream
-// gradient, of input 0's shape, and adds it into input 0's gradient.
+// gradient, of input 0's shape, and adds it into input 0's gradient. With
+// terms (a gradientTerms kernel), it reads that many more inputs after
+// those, of the output's shape, whose sum in order is the upstream
+// gradient it uses (the upstream gradient it reads is one of them).
 type fusedDiffOp struct {
 	k      kernel
 	packed *reusedBuffer
 	side   *sideGradients
 	addend bool
+	terms  int
 	calls  *opCalls
 }
 
@@ -300,10 +352,11 @@ func (s *sideGradients) drop() {
 }
 
 func (op fusedDiffOp) Arity() int {
+	n := len(op.k.inShapes()) + 2 + op.terms
 	if op.addend {
-		return len(op.k.inShapes()) + 3
+		n++
 	}
-	return len(op.k.inShapes()) + 2
+	return n
 }
 
 func (op fusedDiffOp) Type() hm.Type {
@@ -316,6 +369,9 @@ func (op fusedDiffOp) Type() hm.Type {
 	ts = append(ts, o, o)
 	if op.addend {
 		ts = append(ts, typeOf(op.k.inShapes()[0], a))
+	}
+	for range op.terms {
+		ts = append(ts, o)
 	}
 	ts = append(ts, G.TensorType{Dims: 1, Of: a})
 	return hm.NewFnType(ts...)
@@ -363,19 +419,44 @@ func (op fusedDiffOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		off += s.TotalSize()
 	}
+	var res any
 	if op.addend {
-		a, ok := op.k.(gradientAddend)
-		if !ok {
+		if _, ok := op.k.(gradientAddend); !ok {
 			return nil, errors.Errorf("%s backward: built with a gradient to add, which the kernel does not take", op.k.name())
 		}
 		if !vals[n+2].Shape().Eq(shapes[0]) {
 			return nil, errors.Errorf("%s backward: the gradient to add has shape %v, input 0 %v", op.k.name(), vals[n+2].Shape(), shapes[0])
 		}
-		res, err := op.calls.bufferOf(n+2, vals[n+2], dt)
-		if err != nil {
+		if res, err = op.calls.bufferOf(n+2, vals[n+2], dt); err != nil {
 			return nil, errors.Wrapf(err, "%s backward: the gradient to add", op.k.name())
 		}
-		if err := a.backwardAdding(in, out, dOut, res, dIn); err != nil {
+	}
+	if op.terms > 0 {
+		t, ok := op.k.(gradientTerms)
+		if !ok {
+			return nil, errors.Errorf("%s backward: built with gradients to sum, which the kernel does not take", op.k.name())
+		}
+		first := n + 2
+		if op.addend {
+			first++
+		}
+		terms := op.calls.termList(op.terms)
+		for j := range terms {
+			v := vals[first+j]
+			if !v.Shape().Eq(op.calls.kernelOutShape(op.k)) {
+				return nil, errors.Errorf("%s backward: gradient to sum %d has shape %v, the output %v", op.k.name(), j, v.Shape(), op.calls.kernelOutShape(op.k))
+			}
+			if terms[j], err = op.calls.bufferOf(first+j, v, dt); err != nil {
+				return nil, errors.Wrapf(err, "%s backward: gradient to sum %d", op.k.name(), j)
+			}
+		}
+		if err := t.backwardSumming(in, out, terms, res, dIn); err != nil {
+			return nil, errors.Wrapf(err, "%s backward", op.k.name())
+		}
+		return op.calls.packedOutput(packed, size), nil
+	}
+	if op.addend {
+		if err := op.k.(gradientAddend).backwardAdding(in, out, dOut, res, dIn); err != nil {
 			return nil, errors.Wrapf(err, "%s backward", op.k.name())
 		}
 		return op.calls.packedOutput(packed, size), nil
@@ -393,6 +474,9 @@ func (op fusedDiffOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "%sDiff{%s}%v", op.k.name(), op.k.attrs(), op.k.inShapes())
 	if op.addend {
 		fmt.Fprint(h, "+addend")
+	}
+	if op.terms > 0 {
+		fmt.Fprintf(h, "+terms=%d", op.terms)
 	}
 }
 func (op fusedDiffOp) Hashcode() uint32 { return hashOf(op.WriteHash) }

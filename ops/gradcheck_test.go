@@ -58,6 +58,15 @@ func fdNodes(g *G.ExprGraph, inputs []fdInput, data [][]float64) []*G.Node {
 // with central finite differences (gonum fd.Gradient) in float64.
 func checkGradFD(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.Node) (*G.Node, error)) {
 	t.Helper()
+	checkGradFDBy(t, seed, inputs, build, G.Grad)
+}
+
+// gradFunc takes the gradients of cost: G.Grad, or this package's Grad.
+type gradFunc func(cost *G.Node, wrt ...*G.Node) (G.Nodes, error)
+
+// checkGradFDBy is checkGradFD with the symbolic gradients taken by grad.
+func checkGradFDBy(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.Node) (*G.Node, error), grad gradFunc) {
+	t.Helper()
 	r := rand.New(rand.NewSource(seed))
 	data := drawInputs(r, inputs)
 	// graph builds op(inputs) and sum(y*w) with w drawn from the same stream.
@@ -98,7 +107,7 @@ func checkGradFD(t *testing.T, seed int64, inputs []fdInput, build func(in []*G.
 			idx = append(idx, i)
 		}
 	}
-	grads, err := G.Grad(cost, wrt...)
+	grads, err := grad(cost, wrt...)
 	if err != nil {
 		t.Fatalf("grad: %+v", err)
 	}

@@ -26,6 +26,7 @@ type opCalls struct {
 	inShapes []tensor.Shape
 	outShape tensor.Shape
 	in, dIn  []any
+	terms    []any
 	boxes    []boxedBuffer
 	out      cachedDense
 	// diff is the kernel's diffWRT, packed the length of a backward op's
@@ -112,6 +113,15 @@ func (c *opCalls) gradients(n int) []any {
 		return make([]any, n)
 	}
 	return clearedList(&c.dIn, n)
+}
+
+// termList is a list of n cleared buffers for the gradient terms a
+// backward kernel sums (gradientTerms), the same list on every call.
+func (c *opCalls) termList(n int) []any {
+	if c == nil {
+		return make([]any, n)
+	}
+	return clearedList(&c.terms, n)
 }
 
 // clearedList is *l with n cleared elements, made anew only when its

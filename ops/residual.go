@@ -45,6 +45,15 @@ type residualLink struct {
 	closed bool    // an op closed the block
 	grad   *G.Node // the block output's upstream gradient, once that op's SymDiff ran
 	normed bool    // the norm's SymDiff ran
+
+	// The gradient of h summed in the norm's backward (Grad): the fused
+	// ops reading h, in the order they were built; whether Grad folds
+	// the block, with h then set; and the readers' gradients of h in the
+	// order Gorgonia differentiated them.
+	readers []*hReader
+	fold    bool
+	h       *G.Node
+	terms   []*G.Node
 }
 
 var residualLinks atomic.Uint64

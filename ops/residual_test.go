@@ -82,6 +82,13 @@ func TestPreNormSameBitsAsNormAndAdd(t *testing.T) {
 func blockValues(t *testing.T, name string, dt tensor.Dtype, inputs []fdInput, data [][]float64, upstream []float64,
 	build func(n []*G.Node) (*G.Node, error), inspect func(y *G.Node)) []tensor.Tensor {
 	t.Helper()
+	return blockValuesBy(t, name, dt, inputs, data, upstream, build, inspect, G.Grad)
+}
+
+// blockValuesBy is blockValues with the gradients taken by grad.
+func blockValuesBy(t *testing.T, name string, dt tensor.Dtype, inputs []fdInput, data [][]float64, upstream []float64,
+	build func(n []*G.Node) (*G.Node, error), inspect func(y *G.Node), grad gradFunc) []tensor.Tensor {
+	t.Helper()
 	g := G.NewGraph()
 	n := make([]*G.Node, len(inputs))
 	for i, s := range inputs {
@@ -96,7 +103,7 @@ func blockValues(t *testing.T, name string, dt tensor.Dtype, inputs []fdInput, d
 	if err != nil {
 		t.Fatal(err)
 	}
-	grads, err := G.Grad(cost, n...)
+	grads, err := grad(cost, n...)
 	if err != nil {
 		t.Fatalf("%s: grad: %+v", name, err)
 	}

@@ -132,16 +132,37 @@ func (k rmsnormKernel) addend() *G.Node { return k.res.addend() }
 // backwardAdding is backward with dx = res + the norm's dx when res is
 // not nil.
 func (k rmsnormKernel) backwardAdding(in []any, out, dOut, res any, dIn []any) error {
-	switch dy := dOut.(type) {
+	return k.backwardSumming(in, out, []any{dOut}, res, dIn)
+}
+
+// gradientTerms are the gradients of h that its readers hand the norm of
+// a block Grad folds, to be summed here, nil otherwise.
+func (k rmsnormKernel) gradientTerms(grad *G.Node) ([]*G.Node, error) {
+	return k.res.gradientTerms(grad)
+}
+
+// backwardSumming is backwardAdding whose upstream gradient is the sum of
+// terms, taken in order ((t0 + t1) + t2 …, as Gorgonia's ReduceAdd adds
+// them), by blocks of rows right before the rows are used.
+func (k rmsnormKernel) backwardSumming(in []any, out any, terms []any, res any, dIn []any) error {
+	switch terms[0].(type) {
 	case []float32:
 		r, _ := res.([]float32)
-		rmsnormBackward(as[float32](dIn), dy, r, as[float32](in), k)
+		rmsnormBackward(as[float32](dIn), as[float32](terms), r, as[float32](in), k)
 	case []float64:
 		r, _ := res.([]float64)
-		rmsnormBackward(as[float64](dIn), dy, r, as[float64](in), k)
+		rmsnormBackward(as[float64](dIn), as[float64](terms), r, as[float64](in), k)
 	}
 	return nil
 }
+
+// rmsnormTermRows is the rows of the upstream gradient's terms summed at a
+// time (rmsnormBackward): 64 KiB of float32 rows at d_model 256, summed
+// into a block that stays in a core's level-2 cache until the norm's
+// backward reads it. A multiple of eight, so that the row kernels, which
+// take rows eight or four at a time, group the rows as one call over the
+// worker's range would.
+const rmsnormTermRows = 64
 
 func rmsnormForward[T floats](y []T, in [][]T, k rmsnormKernel) {
 	x, w := in[0], in[1]
@@ -184,35 +205,33 @@ func invRMS[T floats](x []T, eps float64) float64 {
 
 // rmsnormBackward: with r = 1/sqrt(mean(x²)+eps) and g = dy∘w,
 // dx = r*g - x * r³ * mean(g∘x), plus res when res is not nil (PreNorm);
-// dw = Σ_rows dy∘x*r. Each worker sums its rows' dw in float64; the
-// workers' parts are added in worker order.
-func rmsnormBackward[T floats](dIn [][]T, dy, res []T, in [][]T, k rmsnormKernel) {
+// dw = Σ_rows dy∘x*r. dy is the sum of terms in order (one term: dy
+// itself), added by blocks of rmsnormTermRows rows. Each worker sums its
+// rows' dw in float64; the workers' parts are added in worker order.
+func rmsnormBackward[T floats](dIn [][]T, terms [][]T, res []T, in [][]T, k rmsnormKernel) {
 	x, w := in[0], in[1]
 	d := len(w)
 	rows := len(x) / d
 	dws := make([][]float64, workerCount(rows))
 	inv := k.saved.take(rows)
 	parallelRanges(rows, func(wk, lo, hi int) {
-		var invs []float64
-		if inv != nil {
-			invs = inv[lo:hi]
-		}
 		dw := make([]float64, d)
-		var dx, rs []T
-		if dIn[0] != nil {
-			dx = dIn[0][lo*d : hi*d]
-			if res != nil {
-				rs = res[lo*d : hi*d]
-			}
-		}
-		if x32, ok := any(x).([]float32); ok {
-			dx32, _ := any(dx).([]float32)
-			rs32, _ := any(rs).([]float32)
-			rmsnormBackwardRows32(dx32, rs32, any(dy).([]float32)[lo*d:hi*d], x32[lo*d:hi*d], any(w).([]float32), dw, k.eps, invs)
-		} else {
-			rmsnormBackwardRows(dx, rs, dy[lo*d:hi*d], x[lo*d:hi*d], w, dw, k.eps, invs)
-		}
 		dws[wk] = dw
+		if len(terms) == 1 {
+			rmsnormBackwardRange(dIn[0], terms[0][lo*d:hi*d], res, x, w, dw, inv, lo, hi, k.eps)
+			return
+		}
+		sum := scratchUninit[T](min(rmsnormTermRows, hi-lo) * d)
+		defer releaseScratch(sum)
+		for b0 := lo; b0 < hi; b0 += rmsnormTermRows {
+			b1 := min(b0+rmsnormTermRows, hi)
+			dy := sum[:(b1-b0)*d]
+			addVec(dy, terms[0][b0*d:b1*d], terms[1][b0*d:b1*d])
+			for _, t := range terms[2:] {
+				addVec(dy, dy, t[b0*d:b1*d])
+			}
+			rmsnormBackwardRange(dIn[0], dy, res, x, w, dw, inv, b0, b1, k.eps)
+		}
 	})
 	// dw is the workers' parts summed in worker order. Only dw is cleared
 	// here: dx, thousands of times longer, is written whole above.
@@ -224,6 +243,31 @@ func rmsnormBackward[T floats](dIn [][]T, dy, res []T, in [][]T, k rmsnormKernel
 			}
 		}
 	}
+}
+
+// rmsnormBackwardRange is the backward of rows lo to hi: dy holds those
+// rows' upstream gradient and nothing else, every other slice is whole
+// (dx may be nil, res and inv too), and dw takes the rows' sums.
+func rmsnormBackwardRange[T floats](dx, dy, res, x, w []T, dw, inv []float64, lo, hi int, eps float64) {
+	d := len(w)
+	var invs []float64
+	if inv != nil {
+		invs = inv[lo:hi]
+	}
+	var dxr, rs []T
+	if dx != nil {
+		dxr = dx[lo*d : hi*d]
+		if res != nil {
+			rs = res[lo*d : hi*d]
+		}
+	}
+	if x32, ok := any(x).([]float32); ok {
+		dx32, _ := any(dxr).([]float32)
+		rs32, _ := any(rs).([]float32)
+		rmsnormBackwardRows32(dx32, rs32, any(dy).([]float32), x32[lo*d:hi*d], any(w).([]float32), dw, eps, invs)
+		return
+	}
+	rmsnormBackwardRows(dxr, rs, dy, x[lo*d:hi*d], w, dw, eps, invs)
 }
 
 // rmsnormBackwardRows is the backward over the rows of x (each len(w)

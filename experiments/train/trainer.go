@@ -65,7 +65,7 @@ func compileShard(m *graph.Model, rows, seqLen int, withGrad bool) (*shard, laye
 	if withGrad {
 		var nodes []*G.Node
 		params, nodes = b.ParamNodes()
-		grads, err := G.Grad(s.loss, nodes...)
+		grads, err := ops.Grad(s.loss, nodes...)
 		if err != nil {
 			return nil, nil, errors.Wrap(err, "compile: gradients")
 		}

@@ -96,7 +96,7 @@ func CheckGradients(l layers.Sublayer, s Settings) ([]Mismatch, error) {
 		return nil, err
 	}
 	params, nodes := b.ParamNodes()
-	grads, err := G.Grad(loss, append(nodes, xn)...)
+	grads, err := ops.Grad(loss, append(nodes, xn)...)
 	if err != nil {
 		return nil, fmt.Errorf("layertest: gradient of %s: %w", l.Kind(), err)
 	}
@@ -254,7 +254,7 @@ func CheckClosing(l layers.Sublayer, s Settings) error {
 			return nil, err
 		}
 		params, nodes := b.ParamNodes()
-		grads, err := G.Grad(loss, append(nodes, xn, gn)...)
+		grads, err := ops.Grad(loss, append(nodes, xn, gn)...)
 		if err != nil {
 			return nil, fmt.Errorf("layertest: gradient of %s's block (closing %v): %w", l.Kind(), closing, err)
 		}
