@@ -9,7 +9,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/wonderful-matrices/wonderful-matrices-go/graph"
-	"github.com/wonderful-matrices/wonderful-matrices-go/layers"
 	"github.com/wonderful-matrices/wonderful-matrices-go/ops"
 )
 
@@ -24,14 +23,7 @@ type foldedStep struct {
 
 func buildFoldedStep(t *testing.T, m *graph.Model, ids, targets [][]int, fold bool) foldedStep {
 	t.Helper()
-	b := layers.NewBuilder(m.Dtype())
-	var loss *G.Node
-	if err := b.Run("train", func() {
-		bs, tt := len(ids), len(ids[0])
-		loss, _ = m.Loss(b, b.Input("ids", flatten(ids), bs, tt), b.Input("targets", flatten(targets), bs, tt))
-	}); err != nil {
-		t.Fatalf("build: %+v", err)
-	}
+	b, loss := buildLoss(t, m, ids, targets)
 	_, nodes := b.ParamNodes()
 	grad := G.Grad
 	if fold {

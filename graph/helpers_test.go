@@ -71,7 +71,8 @@ type trainer struct {
 	step   int
 }
 
-func newTrainer(t testing.TB, model *graph.Model, ids, targets [][]int) *trainer {
+// buildLoss builds the model's loss on a batch in a graph of its own.
+func buildLoss(t testing.TB, model *graph.Model, ids, targets [][]int) (*layers.Builder, *G.Node) {
 	t.Helper()
 	b := layers.NewBuilder(model.Dtype())
 	var loss *G.Node
@@ -81,6 +82,12 @@ func newTrainer(t testing.TB, model *graph.Model, ids, targets [][]int) *trainer
 	}); err != nil {
 		t.Fatalf("build: %+v", err)
 	}
+	return b, loss
+}
+
+func newTrainer(t testing.TB, model *graph.Model, ids, targets [][]int) *trainer {
+	t.Helper()
+	b, loss := buildLoss(t, model, ids, targets)
 	params, nodes := b.ParamNodes()
 	grads, err := G.Grad(loss, nodes...)
 	if err != nil {
