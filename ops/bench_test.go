@@ -13,6 +13,11 @@ import (
 // plus the backward of sum(y), on the machine the trainers use
 // (NewTapeMachine). It reports tokens/s for the given token count.
 func benchOp(b *testing.B, tokens int, inputs []fdInput, backward bool, build func(in []*G.Node) (*G.Node, error)) {
+	benchOpBy(b, tokens, inputs, backward, build, G.Grad)
+}
+
+// benchOpBy is benchOp with the gradients taken by grad.
+func benchOpBy(b *testing.B, tokens int, inputs []fdInput, backward bool, build func(in []*G.Node) (*G.Node, error), grad gradFunc) {
 	// The package's tests fill scratchUninit's buffers with NaN
 	// (poison_test.go); a benchmark times the kernels as a program runs them.
 	defer func(p bool) { poisonUninitScratch = p }(poisonUninitScratch)
@@ -48,7 +53,7 @@ func benchOp(b *testing.B, tokens int, inputs []fdInput, backward bool, build fu
 				b.Fatal(err)
 			}
 		}
-		if _, err := G.Grad(cost, wrt...); err != nil {
+		if _, err := grad(cost, wrt...); err != nil {
 			b.Fatal(err)
 		}
 	}

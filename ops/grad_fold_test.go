@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -45,15 +46,41 @@ func threeReaders(in []*G.Node, gorgoniaReader bool) (*G.Node, error) {
 }
 
 // threeReadersInputs: 2 × 37 tokens, one full block of the norm's 64 rows
-// and a part of another.
+// and a part of another, of d_model 8.
 func threeReadersInputs(frozenK bool) []fdInput {
+	return threeReadersInputsOf([]int{2, 37}, 8, frozenK)
+}
+
+// threeReadersInputsOf is threeReaders' inputs over rows of d.
+func threeReadersInputsOf(rows []int, d int, frozenK bool) []fdInput {
 	return []fdInput{
-		{name: "x", shape: []int{2, 37, 8}},
-		{name: "w", shape: []int{8}, gen: uniformIn(0.5, 1.5)},
-		{name: "Wq", shape: []int{8, 8}},
-		{name: "Wk", shape: []int{8, 8}, noGrad: frozenK},
-		{name: "Wv", shape: []int{8, 8}},
-		{name: "Wo", shape: []int{8, 8}},
+		{name: "x", shape: append(append([]int{}, rows...), d)},
+		{name: "w", shape: []int{d}, gen: uniformIn(0.5, 1.5)},
+		{name: "Wq", shape: []int{d, d}},
+		{name: "Wk", shape: []int{d, d}, noGrad: frozenK},
+		{name: "Wv", shape: []int{d, d}},
+		{name: "Wo", shape: []int{d, d}},
+	}
+}
+
+// BenchmarkGradFold times the forward and backward of threeReaders (h
+// read by three projections, as attention's), its gradients taken by
+// Grad (folded: the norm sums h's three gradients) and by G.Grad (summed:
+// two of Gorgonia's adds), at the benchmark rows' two sizes. Unplanned
+// buffers, so it times the passes, not the memory the plan then saves.
+func BenchmarkGradFold(b *testing.B) {
+	for _, s := range []struct{ batch, t, d int }{{8, 256, 64}, {4, 1024, 256}} {
+		inputs := threeReadersInputsOf([]int{s.batch, s.t}, s.d, false)
+		build := func(in []*G.Node) (*G.Node, error) { return threeReaders(in, false) }
+		for _, fold := range []bool{true, false} {
+			how, grad := "folded", gradFunc(Grad)
+			if !fold {
+				how, grad = "summed", G.Grad
+			}
+			b.Run(fmt.Sprintf("d%d/%s", s.d, how), func(b *testing.B) {
+				benchOpBy(b, s.batch*s.t, inputs, true, build, grad)
+			})
+		}
 	}
 }
 
