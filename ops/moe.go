@@ -349,12 +349,12 @@ func moeCombineRows[T floats](dst, g []T, experts []moeExpert[T], k moeKernel, l
 // moeExpertPass is one expert's forward over its m tokens: X [m, d] (its
 // tokens' rows of x, gathered), H1 = X W1, H3 = X W3 [m, f], A = silu(H1)
 // ⊙ H3, Y = A W2 [m, d]. All come from the scratch pools; a forward by
-// blocks (moeExpertForward) leaves out those it did not keep whole, and an
-// evaluation's forward that read the rows in place has no X.
+// blocks (moeExpertForward) leaves out those it did not keep whole, and a
+// forward that read the rows in place has no X.
 type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 
 // moeExpertForward is steps 1–2 for expert e: gather its tokens (or, in
-// an evaluation on the 64-wide kernel, read their rows in place), run its
+// a forward on the 64-wide kernel, read their rows in place), run its
 // SwiGLU, by blocks of swigluRowBlock rows as SwiGLU's op does, so that a
 // block's activations are still near the core for its next product. With
 // whole (a backward that found no save) every activation is kept whole for
@@ -371,14 +371,16 @@ func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 
 	defer r1.release()
 	defer r3.release()
 	defer r2.release()
-	// An evaluation's forward (nothing kept) whose inputs run on the 64-wide
-	// kernel reads its tokens' rows of x where they lie, through tokens:
-	// the same values in the same order as from a gathered copy, so the
-	// same bits (TestMoEExpertForwardBlocksSameBits), without the copy
-	// (1.7% of a (SR)3 AR d_model 256 evaluation step on the Xeon; the
-	// step ran 3–5% faster without it: docs/performance.md). Otherwise the
-	// rows are gathered into X, which a backward reads too.
-	inPlace := !whole && !keep && r1.readsRowsInPlace() && r3.readsRowsInPlace()
+	// A forward whose inputs run on the 64-wide kernel reads its tokens'
+	// rows of x where they lie, through tokens: the same values in the same
+	// order as from a gathered copy, so the same bits
+	// (TestMoEExpertForwardBlocksSameBits), without the copy (1.7% of a
+	// (SR)3 AR d_model 256 evaluation step on the Xeon; the step ran 3–5%
+	// faster without it: docs/performance.md). A training forward does too:
+	// it keeps H1 and H3, not X, which its backward gathers again
+	// (regather). Only a backward without a save (whole) gathers X here,
+	// since it reads X after the forward.
+	inPlace := !whole && r1.readsRowsInPlace() && r3.readsRowsInPlace()
 	// Every buffer is written whole (gather, gemm with beta 0, gated SiLU).
 	f := moeExpertPass[T]{Y: scratchUninit[T](m * k.d)}
 	if !inPlace {

@@ -13,8 +13,9 @@ import (
 // forward's that keeps H1 and H3) give its bits: Y, and the kept H1 and
 // H3. 293 of 300 tokens at d_model 64, in the small kernels' blocks and in
 // swigluPackedRows blocks (a short last block each), float32 and float64;
-// and at d_model 256, where on the 64-wide kernel an evaluation's forward
-// reads its tokens' rows of x in place instead of gathering them.
+// and at d_model 256, where on the 64-wide kernel the forwards by blocks
+// (an evaluation's and a training one's) read their tokens' rows of x in
+// place instead of gathering them.
 func TestMoEExpertForwardBlocksSameBits(t *testing.T) {
 	t.Run("d256", func(t *testing.T) {
 		const d, f = 256, 344
@@ -97,8 +98,14 @@ func expertForwardBlocksSameBits[T floats](t *testing.T, name string, d, f, n, t
 	}{{"H1", asFloat64s(whole.H1), h1}, {"H3", asFloat64s(whole.H3), h3}, {"Y", asFloat64s(whole.Y), y}} {
 		assertClose(t, name+" whole forward "+c.what, c.got, c.want, tol, tol)
 	}
+	w1op := newRightOperand(false, w1[df:], f, d, f, len(order))
+	inPlace := w1op.readsRowsInPlace()
+	w1op.release()
 	for _, keep := range []bool{true, false} {
 		got := moeExpertForward(k, 1, order, x, w1, w3, w2, false, keep)
+		if gathered := got.X != nil; gathered == inPlace {
+			t.Fatalf("%s keep %v: X gathered %v, where the 64-wide kernel reads rows in place %v", name, keep, gathered, inPlace)
+		}
 		same := func(what string, a, b []T) {
 			for i := range b {
 				if math.Float64bits(float64(a[i])) != math.Float64bits(float64(b[i])) {
