@@ -359,7 +359,7 @@ type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 // block's activations are still near the core for its next product. With
 // whole (a backward that found no save) every activation is kept whole for
 // the backward. Otherwise (a forward) A is only a block's (the backward
-// makes it again, regather), and H1 and H3 are too unless keep (a training
+// makes it again with its gradients), and H1 and H3 are too unless keep (a training
 // graph's forward, whose backward reads them). The products are the same
 // blocks either way, so a backward without a save sees the bits a forward
 // would have kept (OpenBLAS's packed kernels can round a row differently by
