@@ -359,8 +359,8 @@ type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 // block's activations are still near the core for its next product. With
 // whole (a backward that found no save) every activation is kept whole for
 // the backward. Otherwise (a forward) A is only a block's (the backward
-// makes it again with its gradients), and H1 and H3 are too unless keep (a training
-// graph's forward, whose backward reads them). The products are the same
+// makes it again with its gradients), and H1 and H3 are too unless keep
+// (a training graph's forward, whose backward reads them). The products are the same
 // blocks either way, so a backward without a save sees the bits a forward
 // would have kept (OpenBLAS's packed kernels can round a row differently by
 // where it falls in a product).
@@ -450,8 +450,8 @@ func (f *moeExpertPass[T]) keepForBackward() {
 	f.X, f.A = nil, nil
 }
 
-// regather rebuilds X of a saved pass for its backward, the same rows the
-// forward gathered, and gives it a buffer for A, which the backward makes
+// regather gathers X of a saved pass for its backward (the rows of x its
+// forward read) and gives it a buffer for A, which the backward makes
 // again from the saved H1 and H3 in the pass that takes their gradients.
 func (f *moeExpertPass[T]) regather(k moeKernel, tokens []int, x []T) {
 	m := len(tokens)
@@ -481,8 +481,8 @@ func (f moeExpertPass[T]) backward(k moeKernel, e int, tokens []int, g, dy, W1, 
 	// A = gatedSiLU(H3, H1) again (a saved pass kept H1 and H3, not A), and
 	// dH1 = dA ⊙ H3 ⊙ silu'(H1), dH3 = dA ⊙ silu(H1), in one pass from one
 	// exponential: the bits of the forward's A and of gatedSiLUGrad, with
-	// H1 and H3 read once (a pass of its own for A was 2.5% of an (SR)3 AR
-	// d_model 64 training step).
+	// H1 and H3 read once instead of in a pass for A and one for dH1, dH3
+	// (the MoE stacks' training steps 1.4–2% faster: docs/performance.md).
 	dH1, dH3 := scratchUninit[T](m*k.f), scratchUninit[T](m*k.f) // gatedSiLUBoth writes A, dH1 and dH3 whole
 	defer releaseScratch(dH1)
 	defer releaseScratch(dH3)
