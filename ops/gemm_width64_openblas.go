@@ -91,9 +91,9 @@ WM_W64_ATTR static void wm_gemm_width64(int ta, ptrdiff_t m, ptrdiff_t k, float 
                                         ptrdiff_t lda, const ptrdiff_t *ri, const float *b, ptrdiff_t ldb,
                                         float beta, float *c, ptrdiff_t ldc) {
 	ptrdiff_t i = 0;
-	// An untransposed a's blocks, each but the last six prefetching the
-	// next six rows. (Transposed, the next block's values lie in the lines
-	// this block reads.)
+	// Each block of an untransposed a with six more rows after it
+	// prefetches those rows. (Transposed, the next block's values lie in
+	// the lines this block reads.)
 	if (!ta)
 		for (; i + 12 <= m; i += 6) {
 			const float *an[6];

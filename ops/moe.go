@@ -359,11 +359,11 @@ type moeExpertPass[T floats] struct{ X, H1, H3, A, Y []T }
 // block's activations are still near the core for its next product. With
 // whole (a backward that found no save) every activation is kept whole for
 // the backward. Otherwise (a forward) A is only a block's (the backward
-// makes it again with its gradients), and H1 and H3 are too unless keep
-// (a training graph's forward, whose backward reads them). The products are the same
-// blocks either way, so a backward without a save sees the bits a forward
-// would have kept (OpenBLAS's packed kernels can round a row differently by
-// where it falls in a product).
+// makes it again with its gradients), and H1 and H3 are too unless keep (a
+// training graph's forward, whose backward reads them). The products are
+// the same blocks either way, so a backward without a save sees the bits a
+// forward would have kept (OpenBLAS's packed kernels can round a row
+// differently by where it falls in a product).
 func moeExpertForward[T floats](k moeKernel, e int, tokens []int, x, W1, W3, W2 []T, whole, keep bool) moeExpertPass[T] {
 	m, df := len(tokens), k.d*k.f
 	w1, w3, w2 := W1[e*df:], W3[e*df:], W2[e*df:]
