@@ -335,7 +335,9 @@ func speedTargets(b *strings.Builder, rows []benchRow, what string, get func(ben
 	}
 	fmt.Fprintf(b, "- **%s ≥ %.0f× the peer:** met in %d of %d rows", what, speedTarget, len(met), len(met)+len(missed))
 	if len(unsettled) > 0 {
-		fmt.Fprintf(b, "; %d of them unsettled (one round above %.0f×, another below)", len(unsettled), speedTarget)
+		// Unsettled counts every row, met or not: the rows whose rounds
+		// straddle the target, whichever side their best figures fall on.
+		fmt.Fprintf(b, "; %d of the %d rows unsettled (one round above %.0f×, another below)", len(unsettled), len(met)+len(missed), speedTarget)
 	}
 	b.WriteString(".")
 	if len(met) > 0 {

@@ -33,7 +33,7 @@ func TestBenchAnalysis(t *testing.T) {
 	rows[3].RoundEval = []float64{1.95, 2.05} // evaluation's best is 1.2× here, rounds aside
 	got := benchAnalysis(rows)
 	reportHas(t, got,
-		"**Training ≥ 2× the peer:** met in 1 of 4 rows; 1 of them unsettled (one round above 2×, another below).",
+		"**Training ≥ 2× the peer:** met in 1 of 4 rows; 1 of the 4 rows unsettled (one round above 2×, another below).",
 		"(SM)4 d64 t512 b2 ×1 2.50× (unsettled: rounds 2.50×, 1.90×)",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56× (unsettled: rounds 1.95×, 2.05×)",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56×",
