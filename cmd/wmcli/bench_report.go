@@ -333,11 +333,12 @@ func speedTargets(b *strings.Builder, rows []benchRow, what string, get func(ben
 		}
 		missed = append(missed, fmt.Sprintf("%s %.2f×%s%s", r.label(), wm/peer, why, note))
 	}
-	fmt.Fprintf(b, "- **%s ≥ %.0f× the peer:** met in %d of %d rows", what, speedTarget, len(met), len(met)+len(missed))
+	compared := len(met) + len(missed)
+	fmt.Fprintf(b, "- **%s ≥ %.0f× the peer:** met in %d of %d rows", what, speedTarget, len(met), compared)
 	if len(unsettled) > 0 {
 		// Unsettled counts every row, met or not: the rows whose rounds
 		// straddle the target, whichever side their best figures fall on.
-		fmt.Fprintf(b, "; %d of the %d rows unsettled (one round above %.0f×, another below)", len(unsettled), len(met)+len(missed), speedTarget)
+		fmt.Fprintf(b, "; %d of the %d rows unsettled (one round above %.0f×, another below)", len(unsettled), compared, speedTarget)
 	}
 	b.WriteString(".")
 	if len(met) > 0 {

@@ -36,6 +36,8 @@ func TestBenchAnalysis(t *testing.T) {
 		"**Training ≥ 2× the peer:** met in 1 of 4 rows; 1 of the 4 rows unsettled (one round above 2×, another below).",
 		"(SM)4 d64 t512 b2 ×1 2.50× (unsettled: rounds 2.50×, 1.90×)",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56× (unsettled: rounds 1.95×, 2.05×)",
+		// A row not met counts among the unsettled too.
+		"**Evaluation ≥ 2× the peer:** met in 1 of 4 rows; 1 of the 4 rows unsettled (one round above 2×, another below).",
 		"(AM)4 d64 t512 b2 ×2 1.20×, ceiling 2.56×",
 		"(AM)4 d64 t512 b2 ×1 0.44×, out of reach: ceiling 1.50×",
 		"**Peak RSS ≤ the peer's:** met in 3 of 4 rows. Not met: (AM)4 d64 t512 b2 ×2 1.20×.",
