@@ -264,7 +264,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return fail(2, err)
 		}
 		defer journal.finish(false)
-		if len(journal.rounds) > 0 {
+		switch {
+		case journal.extends > 0:
+			added := fmt.Sprintf("round %d", cfg.rounds)
+			if journal.extends+1 < cfg.rounds {
+				added = fmt.Sprintf("rounds %d to %d", journal.extends+1, cfg.rounds)
+			}
+			fmt.Fprintf(stderr, "wm bench: adding %s to the finished run of %s (%d rounds measured, copied to %s)\n",
+				added, cfg.out+roundsSuffix, len(journal.rounds), journal.path)
+		case len(journal.rounds) > 0:
 			fmt.Fprintf(stderr, "wm bench: resuming from %s (%d rounds measured)\n", journal.path, len(journal.rounds))
 		}
 	}
@@ -396,7 +404,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchSettings, error) {
 		aten     = fs.String("peer-aten", "auto", "the peer's ATen kernels (ATEN_CPU_CAPABILITY), each thread layout run with each and the best kept: auto (avx2 and avx512 on a CPU with AVX-512, torch's own choice elsewhere), torch (its own choice), or a list of default, avx2, avx512")
 		malloc   = fs.String("peer-malloc", "jemalloc", "the peer's allocator: jemalloc (libjemalloc.so.2 preloaded, memory kept for reuse, as PyTorch's CPU guides recommend) or glibc (the C library's malloc)")
 		out      = fs.String("out", "", "also write the table to this Markdown file (each finished round is kept in FILE.journal until it is written, then in FILE.rounds.jsonl)")
-		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks")
+		resume   = fs.Bool("resume", false, "continue the run whose journal is beside --out, measuring only the rounds it lacks; with no journal, a finished run beside --out (FILE.rounds.jsonl) with the same flags and wm binary but fewer --rounds gets the rounds it lacks added")
 		pin      = fs.Bool("pin", runtime.GOOS == "linux", "run each measurement on p threads (both sides, and the BLAS rate) confined to the first p cores wm bench may use (Linux)")
 		hostLike = fs.String("host-like", "", "a report of wm bench --out (e.g. docs/bench.md) whose host this run must match: stop (exit 3; finished rounds kept for --resume) when the BLAS rate at a thread count both measure is more than --host-slack below or above the report's twice running, at the start or after a row")
 		slack    = fs.Float64("host-slack", 0.1, "with --host-like, the fraction of the report's BLAS rate by which this run's may fall below or rise above it")

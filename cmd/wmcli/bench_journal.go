@@ -28,7 +28,9 @@ import (
 // sides and every rate measurement, kept beside the report for whoever
 // needs more than each side's best (which side moved in a row whose rounds
 // straddle a target). Without --resume an existing journal is an error,
-// never discarded.
+// never discarded. A finished run can be given more rounds: --resume with
+// a larger --rounds, the same other flags and the same binary starts the
+// journal from its F.rounds.jsonl (extendFinished).
 
 // journalSuffix names the journal beside the --out file.
 const journalSuffix = ".journal"
@@ -109,6 +111,9 @@ type benchJournal struct {
 	rounds map[roundKey]journalRound
 	rates  []journalRate
 	added  int // rounds this process has added
+	// extends is the rounds of the finished run this one adds rounds to
+	// (extendFinished), 0 when it does not.
+	extends int
 }
 
 // openBenchJournal opens the journal beside out for a run with settings s,
@@ -125,6 +130,11 @@ func openBenchJournal(out string, s journalSettings, resume bool) (*benchJournal
 	switch {
 	case os.IsNotExist(err):
 		data = nil
+		if resume {
+			if data, err = j.extendFinished(out+roundsSuffix, s); err != nil {
+				return nil, err
+			}
+		}
 	case err != nil:
 		return nil, errors.Wrap(err, "bench journal")
 	case !resume:
@@ -155,6 +165,68 @@ func openBenchJournal(out string, s journalSettings, resume bool) (*benchJournal
 		}
 	}
 	return j, nil
+}
+
+// extendFinished starts this run's journal from the finished run beside
+// out (its F.rounds.jsonl, at path) when that run had the same settings
+// but fewer rounds: --resume with a larger --rounds adds rounds to a
+// finished report rather than measuring it all again, as a noisy host's
+// report cut short at four rounds gets its fifth. The finished run's lines
+// are copied, under a settings line with this run's rounds, into a new
+// journal synced to disk before anything is measured; F.rounds.jsonl is
+// left as it is until the new run finishes and replaces it. It returns the
+// journal's bytes, nil when there is no such finished run (then the run
+// starts from nothing, as without it).
+func (j *benchJournal) extendFinished(path string, s journalSettings) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "bench: the finished run beside --out")
+	}
+	first, rest, _ := bytes.Cut(data, []byte("\n"))
+	var l journalLine
+	if json.Unmarshal(first, &l) != nil || l.Settings == nil {
+		return nil, errors.Errorf("bench: %s line 1: not a run's settings (move the file away to start a new run)", path)
+	}
+	was := *l.Settings
+	if was.Rounds >= s.Rounds {
+		return nil, nil // a new run, not more rounds of that one
+	}
+	was.Rounds = s.Rounds
+	if settingsDiff(was, s) != "" {
+		return nil, nil
+	}
+	j.extends = l.Settings.Rounds
+	head, err := json.Marshal(journalLine{Settings: &s})
+	if err != nil {
+		return nil, errors.Wrap(err, "bench journal")
+	}
+	data = append(append(head, '\n'), rest...)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	tmp := j.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, errors.Wrapf(err, "bench journal %s", j.path)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, j.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, errors.Wrapf(err, "bench journal %s from %s", j.path, path)
+	}
+	return data, nil
 }
 
 // read parses the journal's bytes, checks its settings against s and keeps

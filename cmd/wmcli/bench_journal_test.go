@@ -207,6 +207,105 @@ func TestBenchResume(t *testing.T) {
 	if want := fmt.Sprintf("%.0f", best); row == nil || string(row[1]) != want {
 		t.Errorf("the first row's wm training figure is %q, the journal's best round %s:\n%s", row, want, md)
 	}
+
+	// The finished two-round run gets a third round: only round 3 of each
+	// configuration is measured, and the kept file holds all six.
+	finished, _ := os.ReadFile(file + roundsSuffix)
+	more := append(append([]string{}, args...), "--resume", "--rounds", "3")
+	res, err = exec.Command(bin, more...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wm bench --resume --rounds 3 after a finished two-round run: %v\n%s", err, res)
+	}
+	for _, want := range []string{"adding round 3 to the finished run of " + file + roundsSuffix + " (4 rounds measured",
+		"(SM)1 d=32 t=32 b=2 threads=1, round 2 of 3: from the journal", "(SM)1 d=32 t=32 b=2 threads=1, round 3 of 3 (round 5 of 6; 4 from the journal) …",
+		"(SM)1 d=32 t=64 b=1 threads=1, round 3 of 3 (round 6 of 6; 4 from the journal, 1 measured in "} {
+		if !strings.Contains(string(res), want) {
+			t.Errorf("the added round's progress lacks %q:\n%s", want, res)
+		}
+	}
+	kept, _ := os.ReadFile(file + roundsSuffix)
+	_, finishedLines, _ := bytes.Cut(finished, []byte("\n"))
+	if s := settingsOf(t, kept); s.Rounds != 3 || bytes.Count(kept, []byte(`"round":{`)) != 6 || !bytes.Contains(kept, finishedLines) {
+		t.Errorf("the three-round run's file (rounds %d) does not hold the two-round run's lines and two more:\n%s", s.Rounds, kept)
+	}
+	if _, err := os.Stat(file + journalSuffix); !os.IsNotExist(err) {
+		t.Errorf("the extended run's journal is still there: %v", err)
+	}
+}
+
+// --resume adds rounds to a finished run only when it had the same
+// settings and fewer rounds; otherwise the run starts from nothing and the
+// finished run's file is left alone until the new run replaces it. A
+// finished file whose first line is not settings is named.
+func TestBenchJournalExtendsFinishedRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench.md")
+	s := journalSettings{Binary: "abc", Patterns: []string{"(SM)1"}, Sizes: []benchSize{{32, 32, 2}}, Procs: []int{1}, Reps: 8, Rounds: 2}
+	j, err := openBenchJournal(out, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 2; round++ {
+		r := journalRound{Pattern: "(SM)1", Size: benchSize{32, 32, 2}, Threads: 1, Round: round, WM: benchResult{Train: float64(100 * round)}}
+		if err := j.addRound(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.addRate(1, 99, 150); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.finish(true); err != nil {
+		t.Fatal(err)
+	}
+	finished, _ := os.ReadFile(out + roundsSuffix)
+
+	same, other := s, s
+	same.Rounds, other.Rounds, other.Reps = 2, 3, 4
+	fewer := s
+	fewer.Rounds = 1
+	for _, c := range []struct {
+		name   string
+		s      journalSettings
+		resume bool
+	}{{"the same rounds", same, true}, {"fewer rounds", fewer, true}, {"other reps", other, true}, {"more rounds without --resume", journalSettings{Binary: "abc", Patterns: []string{"(SM)1"}, Sizes: []benchSize{{32, 32, 2}}, Procs: []int{1}, Reps: 8, Rounds: 3}, false}} {
+		j, err := openBenchJournal(out, c.s, c.resume)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(j.rounds) != 0 || len(j.rates) != 0 || j.extends != 0 {
+			t.Errorf("%s: the journal starts with %d rounds and %d rates (extends %d), want a new run", c.name, len(j.rounds), len(j.rates), j.extends)
+		}
+		j.discard()
+	}
+
+	more := s
+	more.Rounds = 5
+	j, err = openBenchJournal(out, more, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.extends != 2 || len(j.rounds) != 2 || len(j.rates) != 1 {
+		t.Errorf("five rounds of a finished two-round run: extends %d, %d rounds, %d rates; want 2, 2, 1", j.extends, len(j.rounds), len(j.rates))
+	}
+	if r, ok := j.round("(SM)1", benchSize{32, 32, 2}, 1, 2); !ok || r.WM.Train != 200 {
+		t.Errorf("round 2 read back as %+v (found %v)", r, ok)
+	}
+	j.finish(false)
+	journal, _ := os.ReadFile(out + journalSuffix)
+	if got := settingsOf(t, journal); got.Rounds != 5 {
+		t.Errorf("the new journal's settings have %d rounds, want 5", got.Rounds)
+	}
+	if _, rest, _ := bytes.Cut(finished, []byte("\n")); !bytes.HasSuffix(journal, rest) {
+		t.Errorf("the new journal does not hold the finished run's lines:\n%s", journal)
+	}
+	if b, _ := os.ReadFile(out + roundsSuffix); !bytes.Equal(b, finished) {
+		t.Error("extending a finished run changed its file before the run finished")
+	}
+	os.Remove(out + journalSuffix)
+
+	os.WriteFile(out+roundsSuffix, []byte("{\"rate\":{\"threads\":1,\"gflops\":9}}\n"), 0o644)
+	if _, err := openBenchJournal(out, more, true); err == nil || !strings.Contains(err.Error(), roundsSuffix+" line 1: not a run's settings") {
+		t.Errorf("a finished file without settings: %v", err)
+	}
 }
 
 // settingsOf reads the settings line of a journal.
