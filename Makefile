@@ -42,7 +42,7 @@ bench:
 bench-openblas:
 	$(GO) test -run '^$$' -bench . -benchmem -tags openblas ./ops/ ./graph/
 
-## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, and libjemalloc2 for the peer's allocator, installed when missing), written to the committed report for this kind of host (`wm bench-host docs`: the one made on the same processor, cores and OpenBLAS kernels, or docs/bench-<processor>-<N>cores.md for a first one; BENCH_REPORT=F names another); it stops at once if the BLAS rate is more than 10% below or above that report's (HOST_LIKE=F checks against F instead, HOST_LIKE= against nothing)
+## bench-peer: wm bench (OpenBLAS build) beside the PyTorch peer (Debian's python3-torch, and libjemalloc2 for the peer's allocator, installed when missing), written to the committed report for this kind of host (`wm bench-host docs`: the one made on the same processor, cores and OpenBLAS kernels, or docs/bench-<processor>-<N>cores.md for a first one; BENCH_REPORT=F names another); it stops at once if the BLAS rate is more than 10% below or above that report's (HOST_LIKE=F checks against F instead, HOST_LIKE= against nothing); ROUNDS=N above a finished report's rounds, with the build that made it, adds only the rounds it lacks
 BENCH_REPORT ?=
 HOST_LIKE ?= auto
 ROUNDS ?= 5
