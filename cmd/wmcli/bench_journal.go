@@ -204,7 +204,7 @@ func (j *benchJournal) extendFinished(path string, s journalSettings) ([]byte, e
 		return nil, errors.Wrap(err, "bench journal")
 	}
 	data = append(append(head, '\n'), rest...)
-	if len(data) > 0 && data[len(data)-1] != '\n' {
+	if data[len(data)-1] != '\n' { // lines appended next start on a line of their own
 		data = append(data, '\n')
 	}
 	tmp := j.path + ".tmp"
