@@ -335,6 +335,11 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			defer releaseScratch(M)
 		}
 		_, _, vo, yo := k.offsets(bi, hh)
+		vh, ldv := in[2][vo:], k.hk*k.dv // the head's values, or their copy
+		if headRowsCopied[T](k, k.dv) {
+			vh, ldv = headRows(vh, ldv, k.tk, k.dv), k.dv
+			defer releaseScratch(vh)
+		}
 		var kT []T
 		if kTs != nil {
 			kT = headOfTransposed(kTs, bi, hh/(k.h/k.hk), k.tk, k.hk, k.d)
@@ -353,10 +358,10 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			attnProbs(k, in, kT, bi, hh, i0, i1, P, M)
 			// 4. y = M v   (i1-i0, dv)
 			if i1-i0 > attnBlock {
-				attnWideNN(k, M, in[2][vo:], k.hk*k.dv, k.dv, i0, i1, 1, 0, y[yo:], k.h*k.dv)
+				attnWideNN(k, M, vh, ldv, k.dv, i0, i1, 1, 0, y[yo:], k.h*k.dv)
 				continue
 			}
-			gemmHeadN(false, i1-i0, k.dv, kmax, 1, M, kmax, in[2][vo:], k.hk*k.dv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
+			gemmHeadN(false, i1-i0, k.dv, kmax, 1, M, kmax, vh, ldv, 0, y[yo+i0*k.h*k.dv:], k.h*k.dv)
 		}
 	})
 }
@@ -416,6 +421,13 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 		if kTs != nil {
 			kT = headOfTransposed(kTs, bi, kh, k.tk, k.hk, k.d)
 		}
+		// the kv head's keys for dq = dS k / sqrt(d), or their copy
+		_, ko0, _, _ := k.offsets(bi, kh*group)
+		keys, ldKeys := in[1][ko0:], k.hk*k.d
+		if headRowsCopied[T](k, k.d) {
+			keys, ldKeys = headRows(keys, ldKeys, k.tk, k.d), k.d
+			defer releaseScratch(keys)
+		}
 		for hh := kh * group; hh < (kh+1)*group; hh++ {
 			qo, ko, vo, yo := k.offsets(bi, hh)
 			off := (bi*k.h + hh) * per
@@ -463,10 +475,10 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				}
 				// dq = dS k / sqrt(d); dk += dS^T q / sqrt(d)
 				if wide {
-					attnWideNN(k, dM, in[1][ko:], ldk, k.d, i0, i1, T(scale), 1, d[0][qo:], ldq)
+					attnWideNN(k, dM, keys, ldKeys, k.d, i0, i1, T(scale), 1, d[0][qo:], ldq)
 					attnWideTN(k, dM, in[0][qo:], ldq, k.d, i0, i1, T(scale), d[1][ko:], ldk)
 				} else {
-					gemmHeadN(false, rows, k.d, kmax, T(scale), dM, kmax, in[1][ko:], ldk, 1, d[0][qo+i0*ldq:], ldq)
+					gemmHeadN(false, rows, k.d, kmax, T(scale), dM, kmax, keys, ldKeys, 1, d[0][qo+i0*ldq:], ldq)
 					gemmHeadN(true, kmax, k.d, rows, T(scale), dM, kmax, in[0][qo+i0*ldq:], ldq, 1, d[1][ko:], ldk)
 				}
 			}
