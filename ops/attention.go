@@ -278,10 +278,10 @@ func (k attnKernel) blockKeys(i1 int) int { return k.tk - k.tq + i1 }
 
 // attnProbs fills P with the causal softmax of queries [i0, i1) of head hh of
 // batch bi over keys [0, kmax) and, for the paper mask, M = P ∘ l (else M is
-// P itself). kT is the head's keys as [d, tk] (headCopies), or nil to
+// P itself). kT is the head's keys as [d, tk] (headCopies), or empty to
 // multiply by k itself. A block of more than attnBlock queries (a wide
 // block) takes its scores by attnWideNT.
-func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, M []T) {
+func attnProbs[T floats](k attnKernel, in [][]T, kT headT[T], bi, hh, i0, i1 int, P, M []T) {
 	qo, ko, _, _ := k.offsets(bi, hh)
 	kmax := k.blockKeys(i1)
 	scale := 1 / math.Sqrt(float64(k.d))
@@ -289,7 +289,7 @@ func attnProbs[T floats](k attnKernel, in [][]T, kT []T, bi, hh, i0, i1 int, P, 
 	if i1-i0 > attnBlock {
 		attnWideNT(k, in[0][qo:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.d, i0, i1, T(scale), P)
 	} else {
-		gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, k.tk, P, kmax)
+		gemmHeadT(i1-i0, kmax, k.d, T(scale), in[0][qo+i0*k.h*k.d:], k.h*k.d, in[1][ko:], k.hk*k.d, kT, P, kmax)
 	}
 	// 2. the doge bias, then a stable softmax over the visible keys: query
 	// i sees keys 0..tk-tq+i
@@ -316,11 +316,8 @@ func paperMask[T floats](k attnKernel, in [][]T, hh, rows, kmax int, P, M []T) {
 
 func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 	probs, per := probsBuffer(k, in), k.probsPerHead()
-	var kTs []T // k as [b, hk·d, tk] (headCopies)
-	if headCopies[T](k, k.d) {
-		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
-		defer releaseScratch(kTs)
-	}
+	kTs, keysT := headsTransposed(k, in[1], k.hk, k.d) // k transposed (headCopies)
+	defer releaseScratch(kTs)
 	bs := k.rowBlock()
 	parallelFor(k.b*k.h, func(bh int) {
 		bi, hh := bh/k.h, bh%k.h
@@ -340,10 +337,7 @@ func attnForward[T floats](k attnKernel, in [][]T, y []T) {
 			vh, ldv = headRows(vh, ldv, k.tk, k.dv), k.dv
 			defer releaseScratch(vh)
 		}
-		var kT []T
-		if kTs != nil {
-			kT = headOfTransposed(kTs, bi, hh/(k.h/k.hk), k.tk, k.hk, k.d)
-		}
+		kT := keysT(bi, hh/(k.h/k.hk))
 		off := bh * per
 		for i0 := 0; i0 < k.tq; i0 += bs {
 			i1 := min(i0+bs, k.tq)
@@ -390,13 +384,13 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 		}
 	}
 	probs, per := savedProbs(k, in), k.probsPerHead()
-	var kTs, vTs []T // v (and k, if P is computed again) as [b, hk·d, tk] (headCopies)
-	if headCopies[T](k, k.dv) {
-		vTs = batchesTransposed(in[2], k.b, k.tk, k.hk*k.dv)
-		defer releaseScratch(vTs)
-	}
-	if probs == nil && headCopies[T](k, k.d) {
-		kTs = batchesTransposed(in[1], k.b, k.tk, k.hk*k.d)
+	// v (and k, if P is computed again) transposed (headCopies)
+	vTs, valuesT := headsTransposed(k, in[2], k.hk, k.dv)
+	defer releaseScratch(vTs)
+	keysT := func(int, int) headT[T] { return headT[T]{} }
+	if probs == nil {
+		var kTs []T
+		kTs, keysT = headsTransposed(k, in[1], k.hk, k.d)
 		defer releaseScratch(kTs)
 	}
 	parallelFor(k.b*k.hk, func(bk int) {
@@ -414,13 +408,7 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 			defer releaseScratch(M)
 		}
 		// the kv head's values (and keys, if P is computed again) as [d, tk]
-		var kT, vT []T
-		if vTs != nil {
-			vT = headOfTransposed(vTs, bi, kh, k.tk, k.hk, k.dv)
-		}
-		if kTs != nil {
-			kT = headOfTransposed(kTs, bi, kh, k.tk, k.hk, k.d)
-		}
+		kT, vT := keysT(bi, kh), valuesT(bi, kh)
 		// the kv head's keys for dq = dS k / sqrt(d), or their copy
 		_, ko0, _, _ := k.offsets(bi, kh*group)
 		keys, ldKeys := in[1][ko0:], k.hk*k.d
@@ -453,7 +441,7 @@ func attnBackward[T floats](k attnKernel, in [][]T, g []T, d [][]T) {
 				if wide {
 					attnWideNT(k, g[yo:], ldy, in[2][vo:], ldv, vT, k.dv, i0, i1, 1, dM)
 				} else {
-					gemmHeadT(rows, kmax, k.dv, 1, g[yo+i0*ldy:], ldy, in[2][vo:], ldv, vT, k.tk, dM, kmax)
+					gemmHeadT(rows, kmax, k.dv, 1, g[yo+i0*ldy:], ldy, in[2][vo:], ldv, vT, dM, kmax)
 				}
 				if k.mask == MaskPaper {
 					paperMaskBackwardRows(P, dM, in[3][hh*k.maxPos:], dlParts[bi][hh*k.tk:], rows, kmax)

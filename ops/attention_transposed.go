@@ -40,18 +40,42 @@ func (k attnKernel) transposedHeads() bool {
 
 // gemmHeadT computes c = alpha · a · xᵀ, c [rows, n] with leading
 // dimension ldc, for a [rows, d] (lda) and the first n rows of a head x of
-// a [b, t, h, d] tensor (ldx): by xT, the head's [d, t] copy (leading
-// dimension t), when there is one, else by x itself. Heads of 64 with a
-// copy take the 64-wide kernel on 64 keys at a time (gemmTiles64).
-func gemmHeadT[T floats](rows, n, d int, alpha T, a []T, lda int, x []T, ldx int, xT []T, t int, c []T, ldc int) {
+// a [b, t, h, d] tensor (ldx): by xT, the head's [d, t] copy, when there
+// is one, else by x itself. Heads of 64 with a copy take the 64-wide
+// kernel on 64 keys at a time (gemmTiles64, or gemmTilesApart64 over a
+// tiled copy).
+func gemmHeadT[T floats](rows, n, d int, alpha T, a []T, lda int, x []T, ldx int, xT headT[T], c []T, ldc int) {
 	switch {
-	case xT != nil && d == width64:
-		gemmTiles64(rows, n, d, alpha, a, lda, xT, t, 0, c, ldc)
-	case xT != nil:
-		gemm(false, false, rows, n, d, alpha, a, lda, xT, t, 0, c, ldc)
+	case xT.x != nil && xT.tile != width64:
+		gemmTilesApart64(rows, n, d, alpha, a, lda, xT.x, xT.ld, xT.tile, c, ldc)
+	case xT.x != nil && d == width64:
+		gemmTiles64(rows, n, d, alpha, a, lda, xT.x, xT.ld, 0, c, ldc)
+	case xT.x != nil:
+		gemm(false, false, rows, n, d, alpha, a, lda, xT.x, xT.ld, 0, c, ldc)
 	default:
 		gemm(false, true, rows, n, d, alpha, a, lda, x, ldx, 0, c, ldc)
 	}
+}
+
+// headT is one kv head's keys (or values) of a headCopies copy, transposed
+// to [d, t]: x with leading dimension ld, the tile of keys [j, j+64) at
+// x[(j/64)·tile:]. Copied whole by batchesTransposed, ld is t and tile 64
+// (one matrix); by tiles (batchesTiled), ld is 64 and each tile of 64
+// keys is [d, 64] in one piece, tile floats from the next. x nil: no copy.
+type headT[T floats] struct {
+	x        []T
+	ld, tile int
+}
+
+// from is the head's keys from key on (a multiple of 64 when tiled).
+func (h headT[T]) from(key int) headT[T] {
+	if h.x == nil {
+		return h
+	}
+	if h.tile != width64 && key%width64 != 0 {
+		panic("ops: a tiled head starts at a multiple of 64 keys")
+	}
+	return headT[T]{x: h.x[key/width64*h.tile+key%width64:], ld: h.ld, tile: h.tile}
 }
 
 // headCopies says whether attention over heads d wide of element type T
@@ -83,6 +107,67 @@ func batchesTransposed[T floats](x []T, b, t, w int) []T {
 // headOfTransposed is head hh (of width d) of batch bi in a
 // batchesTransposed copy of a [b, t, h, d] tensor: [d, t], leading
 // dimension t.
-func headOfTransposed[T floats](xt []T, bi, hh, t, h, d int) []T {
-	return xt[(bi*h+hh)*d*t:]
+func headOfTransposed[T floats](xt []T, bi, hh, t, h, d int) headT[T] {
+	return headT[T]{x: xt[(bi*h+hh)*d*t:], ld: t, tile: width64}
+}
+
+// Tiled copies. The scores q·kᵀ and the backward's dM = dy·vᵀ run on the
+// 64-wide kernel 64 keys at a time (gemmTiles64), and the kernel copies
+// each [d, 64] tile of a [d, t] copy into a panel 64 floats a row before
+// the product (WM_W64_PACK_ROWS), since the tile's rows lie t floats
+// apart: in an (AM)4 d_model 256 training step's profile those copies
+// took about 0.9% of the samples. Transposed 64 keys at a time instead,
+// each tile is [d, 64] in one piece and the kernel reads it where it is,
+// the same values in the same order, so the scores keep their bits.
+
+// tiledHeads says whether kernel k's headCopies of heads d wide are tiled
+// (batchesTiled): float32 heads of 64 on the 64-wide kernel, not for
+// OpenBLAS's small kernels (transposedHeads), and with the keys and the
+// queries whole tiles of 64, so that every product starts at a tile
+// (attnWideNT's first diagonal key, blockKeys(i0), is a multiple of 64).
+func tiledHeads[T floats](k attnKernel, d int) bool {
+	var zero T
+	_, f32 := any(zero).(float32)
+	return attnTileHeads && f32 && d == width64 && width64On() && !k.transposedHeads() &&
+		k.tk%width64 == 0 && k.tq%width64 == 0
+}
+
+// attnTileHeads turns the tiled copies off when false, for the test that
+// holds them to the whole ones.
+var attnTileHeads = true
+
+// batchesTiled copies x [b, t, w] (t a multiple of 64) into a scratch of
+// [b, t/64, w, 64]: each batch's keys 64 at a time, transposed, so that
+// head hh (d wide) of tile j is the [d, 64] piece at ((bi·t/64 + j)·w +
+// hh·d)·64 (headOfTiled). The caller releases it.
+func batchesTiled[T floats](x []T, b, t, w int) []T {
+	xt := scratchUninit[T](b * t * w) // every tile written whole below
+	parallelFor(b*(t/width64), func(bj int) {
+		o := bj * width64 * w
+		transposeRows(xt[o:o+width64*w], x[o:o+width64*w], w, width64, w)
+	})
+	return xt
+}
+
+// headOfTiled is head hh (d wide) of batch bi in a batchesTiled copy of a
+// [b, t, h, d] tensor.
+func headOfTiled[T floats](xt []T, bi, hh, t, h, d int) headT[T] {
+	w := h * d
+	return headT[T]{x: xt[bi*t*w+hh*d*width64:], ld: width64, tile: width64 * w}
+}
+
+// headsTransposed is kernel k's copy of x [b, t, h, d] for its products by
+// heads d wide (headCopies), tiled where tiledHeads holds, and the function
+// that finds a head in it; nil when k takes no copy.
+func headsTransposed[T floats](k attnKernel, x []T, h, d int) ([]T, func(bi, hh int) headT[T]) {
+	switch {
+	case !headCopies[T](k, d):
+		return nil, func(int, int) headT[T] { return headT[T]{} }
+	case tiledHeads[T](k, d):
+		xt := batchesTiled(x, k.b, k.tk, h*d)
+		return xt, func(bi, hh int) headT[T] { return headOfTiled(xt, bi, hh, k.tk, h, d) }
+	default:
+		xt := batchesTransposed(x, k.b, k.tk, h*d)
+		return xt, func(bi, hh int) headT[T] { return headOfTransposed(xt, bi, hh, k.tk, h, d) }
+	}
 }

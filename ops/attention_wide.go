@@ -54,19 +54,15 @@ func (k attnKernel) rowBlock() int {
 // dimension lda), x a kv head's rows from key 0 (ldx), both depth wide, or
 // xT its [depth, tk] copy when there is one (gemmHeadT). The scores S =
 // q·kᵀ/√d and the backward's dM = dy·vᵀ.
-func attnWideNT[T floats](k attnKernel, a []T, lda int, x []T, ldx int, xT []T, depth, i0, i1 int, alpha T, c []T) {
+func attnWideNT[T floats](k attnKernel, a []T, lda int, x []T, ldx int, xT headT[T], depth, i0, i1 int, alpha T, c []T) {
 	kmax, kr := k.blockKeys(i1), k.blockKeys(i0)
 	if kr > 0 {
-		gemmHeadT(i1-i0, kr, depth, alpha, a[i0*lda:], lda, x, ldx, xT, k.tk, c, kmax)
+		gemmHeadT(i1-i0, kr, depth, alpha, a[i0*lda:], lda, x, ldx, xT, c, kmax)
 	}
 	for s0 := i0; s0 < i1; s0 += attnBlock {
 		s1 := min(s0+attnBlock, i1)
 		last := k.blockKeys(s1)
-		var xTr []T
-		if xT != nil {
-			xTr = xT[kr:]
-		}
-		gemmHeadT(s1-s0, last-kr, depth, alpha, a[s0*lda:], lda, x[kr*ldx:], ldx, xTr, k.tk, c[(s0-i0)*kmax+kr:], kmax)
+		gemmHeadT(s1-s0, last-kr, depth, alpha, a[s0*lda:], lda, x[kr*ldx:], ldx, xT.from(kr), c[(s0-i0)*kmax+kr:], kmax)
 		for r := s0 - i0; r < s1-i0 && last < kmax; r++ {
 			clear(c[r*kmax+last : (r+1)*kmax])
 		}

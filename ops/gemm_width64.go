@@ -124,6 +124,20 @@ func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int,
 	}
 }
 
+// gemmTilesApart64 is gemmTiles64 on the 64-wide kernel for a b whose
+// 64-column tiles lie apart: the tile of columns [j, j+64) at
+// b[(j/64)·tile:], leading dimension ldb (attention's tiled copies of a
+// head's keys or values, tiledHeads). The kernel must be on (float32,
+// width64On): there is no single matrix for gemm to take instead.
+func gemmTilesApart64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb, tile int, c []T, ldc int) {
+	if _, f32 := any(a).([]float32); !f32 || !width64On() {
+		panic("ops: tiles apart need the 64-wide kernel")
+	}
+	for j := 0; j < n; j += width64 {
+		gemmWidth64(false, m, min(width64, n-j), k, alpha, a, lda, b[j/width64*tile:], ldb, 0, c[j:], ldc)
+	}
+}
+
 // gemmPackedN computes c = a · b + beta · c for a [m, k] and b [k, n],
 // untransposed: a block's product of an MLP, such as SwiGLU's X·W1, A·W2
 // and dH·W1ᵀ. Where OpenBLAS would run it on its packed kernels
