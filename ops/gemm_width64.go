@@ -124,11 +124,11 @@ func gemmTiles64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb int,
 	}
 }
 
-// gemmTilesApart64 is gemmTiles64 on the 64-wide kernel for a b whose
-// 64-column tiles lie apart: the tile of columns [j, j+64) at
-// b[(j/64)·tile:], leading dimension ldb (attention's tiled copies of a
-// head's keys or values, tiledHeads). The kernel must be on (float32,
-// width64On): there is no single matrix for gemm to take instead.
+// gemmTilesApart64 computes c = alpha · a · b, as gemmTiles64 does with
+// beta 0, for a b whose 64-column tiles lie apart: the tile of columns
+// [j, j+64) at b[(j/64)·tile:], leading dimension ldb (attention's tiled
+// copies of a head's keys or values, tiledHeads). The kernel must be on
+// (float32, width64On): there is no single matrix for gemm to take instead.
 func gemmTilesApart64[T floats](m, n, k int, alpha T, a []T, lda int, b []T, ldb, tile int, c []T, ldc int) {
 	if _, f32 := any(a).([]float32); !f32 || !width64On() {
 		panic("ops: tiles apart need the 64-wide kernel")
