@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/wonderful-matrices/wonderful-matrices-go/internal/atomicfile"
 )
 
 // wm bench's journal. A full `wm bench --rounds 5` takes most of an hour;
@@ -207,24 +209,8 @@ func (j *benchJournal) extendFinished(path string, s journalSettings) ([]byte, e
 	if data[len(data)-1] != '\n' { // lines appended next start on a line of their own
 		data = append(data, '\n')
 	}
-	tmp := j.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, errors.Wrapf(err, "bench journal %s", j.path)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, j.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return nil, errors.Wrapf(err, "bench journal %s from %s", j.path, path)
+	if err := atomicfile.WriteBytes(j.path, data); err != nil {
+		return nil, errors.Wrapf(err, "bench journal from %s", path)
 	}
 	return data, nil
 }
