@@ -26,9 +26,7 @@ var attnCopyHeadRows = true
 // floats apart (a single kv head) and a row block has the 64 rows for
 // which the kernel would pack them (rowBlock at least attnBlock).
 func headRowsCopied[T floats](k attnKernel, d int) bool {
-	var zero T
-	_, f32 := any(zero).(float32)
-	return attnCopyHeadRows && f32 && d == width64 && width64On() && k.hk > 1 && k.rowBlock() >= attnBlock
+	return attnCopyHeadRows && width64Heads[T](d) && k.hk > 1 && k.rowBlock() >= attnBlock
 }
 
 // headRows copies the first t rows of one head of x, d floats each at a

@@ -87,9 +87,16 @@ func headCopies[T floats](k attnKernel, d int) bool {
 	if k.transposedHeads() {
 		return true
 	}
+	return width64Heads[T](d) && k.tq >= attnBlock
+}
+
+// width64Heads says whether attention's products by heads d wide of
+// element type T run on the 64-wide kernel: float32 heads of 64, with the
+// kernel on in this build and on this CPU.
+func width64Heads[T floats](d int) bool {
 	var zero T
 	_, f32 := any(zero).(float32)
-	return f32 && d == width64 && width64On() && k.tq >= attnBlock
+	return f32 && d == width64 && width64On()
 }
 
 // batchesTransposed copies x [b, t, w] into a scratch [b, w, t], batches
@@ -126,9 +133,7 @@ func headOfTransposed[T floats](xt []T, bi, hh, t, h, d int) headT[T] {
 // queries whole tiles of 64, so that every product starts at a tile
 // (attnWideNT's first diagonal key, blockKeys(i0), is a multiple of 64).
 func tiledHeads[T floats](k attnKernel, d int) bool {
-	var zero T
-	_, f32 := any(zero).(float32)
-	return attnTileHeads && f32 && d == width64 && width64On() && !k.transposedHeads() &&
+	return attnTileHeads && width64Heads[T](d) && !k.transposedHeads() &&
 		k.tk%width64 == 0 && k.tq%width64 == 0
 }
 
