@@ -531,7 +531,11 @@ func (cfg benchSettings) measure(self, peerScript string, j *benchJournal, b *st
 			}
 		}
 	}
-	progress := newBenchProgress(len(rows), cfg.rounds)
+	like := make([]string, len(rows))
+	for i, r := range rows {
+		like[i] = benchLike(r.Size, r.Threads)
+	}
+	progress := newBenchProgress(like, cfg.rounds)
 	for round := 1; round <= cfg.rounds; round++ {
 		if round > 1 {
 			for _, p := range cfg.procs {

@@ -9,7 +9,7 @@ import (
 // the mean of the measured rounds for a row with none; journal rounds count
 // as done and price nothing.
 func TestBenchProgress(t *testing.T) {
-	p := newBenchProgress(2, 3)
+	p := newBenchProgress([]string{"a", "b"}, 3)
 	if got, want := p.String(), "round 1 of 6"; got != want {
 		t.Errorf("at the start: %q, want %q", got, want)
 	}
@@ -41,5 +41,37 @@ func TestBenchProgress(t *testing.T) {
 	}
 	if got, ok := p.remaining(); !ok || got != 0 {
 		t.Errorf("remaining when every round is done = %v, %v; want 0, true", got, ok)
+	}
+}
+
+// A row with no round measured is priced like the measured rows of its
+// size and thread count, not at the mean of every round: round 1 of a run
+// measures the small rows of a pattern before its large ones.
+func TestBenchProgressPricesLikeRows(t *testing.T) {
+	small, large := benchLike(benchSize{64, 256, 8}, 1), benchLike(benchSize{256, 1024, 4}, 1)
+	if small == large || small == benchLike(benchSize{64, 256, 8}, 2) {
+		t.Fatalf("benchLike: %q, %q and %q", small, large, benchLike(benchSize{64, 256, 8}, 2))
+	}
+	p := newBenchProgress([]string{small, large, small, small}, 2)
+	p.finished(0, false, 10*time.Second)
+	p.finished(1, false, 100*time.Second)
+	// Rows 0 and 1 have 1 round left at their own 10 s and 100 s; rows 2
+	// and 3, small with none measured, 2 each at row 0's 10 s. (At the
+	// mean, 55 s, it would be 330 s.)
+	if got, _ := p.remaining(); got != 150*time.Second {
+		t.Errorf("remaining = %v, want 150s", got)
+	}
+	p.finished(2, false, 20*time.Second)
+	// Row 2 has 1 left at its own 20 s; row 3 is priced at the mean of
+	// its like's measured rows, (10 + 20) / 2.
+	if got, _ := p.remaining(); got != 10*time.Second+100*time.Second+20*time.Second+2*15*time.Second {
+		t.Errorf("remaining after row 2's own round = %v, want 160s", got)
+	}
+	// A row whose like has no measured row is priced at the mean.
+	q := newBenchProgress([]string{small, large, large}, 1)
+	q.finished(0, false, 10*time.Second)
+	q.finished(1, true, time.Hour) // from the journal: prices nothing
+	if got, _ := q.remaining(); got != 10*time.Second {
+		t.Errorf("remaining with no like measured = %v, want the mean, 10s", got)
 	}
 }
